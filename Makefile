@@ -1,0 +1,142 @@
+# precord — perf record on eBPF.   make | make test | make demo | make install
+#
+# Build layout: build/ (or build-san/ with SAN=1) holds vmlinux.h, the BPF
+# objects and skeletons, user objects, libprecord.a (everything but main)
+# and the precord binary.  Header dependencies are tracked with -MMD -MP.
+
+VERSION   := 0.1.0
+SAN       ?= 0
+ifeq ($(SAN),1)
+BUILD     ?= build-san
+else
+BUILD     ?= build
+endif
+OBJ       := $(BUILD)/obj
+CC        ?= cc
+CLANG     ?= clang
+BPFTOOL   ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
+PREFIX    ?= /usr/local
+DESTDIR   ?=
+ARCH      := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+PKGS      := libbpf libelf zlib
+
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -lz)
+
+CFLAGS    ?= -O2 -g
+CFLAGS    += -std=gnu11 -Wall -Wextra -Werror -MMD -MP -D_GNU_SOURCE \
+             -DPRECORD_VERSION='"$(VERSION)"' -Iinclude -Iuser -I$(BUILD) $(PKG_CFLAGS)
+LDLIBS    += $(PKG_LIBS) -lpthread
+ifeq ($(SAN),1)
+CFLAGS    += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS   += -fsanitize=address,undefined
+endif
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -I$(BUILD) -Wall -Werror
+
+BPF_SRCS  := $(wildcard bpf/*.bpf.c)
+SKELS     := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
+USER_SRCS := $(shell find user -name '*.c' ! -path user/main.c | sort)
+USER_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(USER_SRCS))
+LIB       := $(BUILD)/libprecord.a
+BIN       := $(BUILD)/precord
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+REPLAYS   := $(patsubst tests/fuzz/fuzz_%.c,$(BUILD)/fuzz/replay_%,$(FUZZ_SRCS))
+WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(wildcard tests/workloads/*.c))
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+.PHONY: all deps test unit bats demo bench fuzz install clean check-kconfig workloads
+.DELETE_ON_ERROR:
+.SECONDARY:
+
+all: $(BIN) workloads
+
+deps:
+	$(Q)bash scripts/deps.sh
+
+$(BUILD)/vmlinux.h:
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/%.bpf.o: bpf/%.bpf.c $(BUILD)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+$(OBJ)/%.o: %.c | $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIB): $(USER_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BIN): $(OBJ)/user/main.o $(LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(BUILD)/tests/%: $(OBJ)/tests/unit/%.o $(LIB)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(BUILD)/fuzz/replay_%: $(OBJ)/tests/fuzz/fuzz_%.o $(OBJ)/tests/fuzz/replay_main.o $(LIB)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# Test workloads: clang keeps frame setup in small leaf functions (gcc 12
+# does not, which loses the leaf's caller in frame-pointer stacks).
+$(BUILD)/workloads/%: tests/workloads/%.c
+	$(call msg,CLANG,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+		-fno-inline -pthread -Wall -Werror $< -o $@ -ldl
+
+workloads: $(WORKLOADS)
+
+unit: $(UNIT_BINS) $(REPLAYS)
+
+# `make test`: install what is missing, build, then every test (unit tests
+# plain and under ASan/UBSan, fuzz corpora replayed, bats end to end).
+test: deps
+	$(Q)$(MAKE) --no-print-directory all unit
+	$(Q)$(MAKE) --no-print-directory SAN=1 unit
+	$(Q)bash scripts/run-tests.sh
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)bash scripts/demo.sh
+
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)bash scripts/bench/run.sh
+
+fuzz: deps
+	$(Q)bash scripts/fuzz.sh
+
+check-kconfig: $(BIN)
+	$(Q)$(BIN) check
+
+install: $(BIN)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/precord
+	install -m 0644 man/precord.1 $(DESTDIR)$(PREFIX)/share/man/man1/precord.1
+
+clean:
+	rm -rf build build-san build-fuzz
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

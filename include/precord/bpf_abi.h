@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * THE wire format between precord's BPF programs and user space.
+ * Include <vmlinux.h> (BPF) or <linux/types.h> (user) first.
+ *
+ * Every ring-buffer record starts with struct prec_rec_hdr {type, size};
+ * size counts the header and is a multiple of 8.  The consumer checks size
+ * against what it received before reading any other field.
+ */
+#ifndef PRECORD_BPF_ABI_H
+#define PRECORD_BPF_ABI_H
+
+enum prec_rec_type {
+	PREC_REC_SAMPLE = 1,		/* bpf/sample.bpf.c: one CPU sample */
+	PREC_REC_TRACE_BLOCK = 2,	/* bpf/trace.bpf.c: a block of XRay FDR records */
+};
+
+struct prec_rec_hdr {
+	__u32 type;		/* enum prec_rec_type */
+	__u32 size;		/* bytes, header included */
+};
+
+#define PREC_MAX_STACK		127	/* perf's default kernel.perf_event_max_stack */
+
+/* Target filter modes (rodata `filter_mode` of every program). */
+enum prec_filter {
+	PREC_FILTER_ALL = 0,	/* -a: every task */
+	PREC_FILTER_TGID = 1,	/* tgid must be a key of the `targets` map */
+	PREC_FILTER_TID = 2,	/* tid must be a key of the `targets` map (-t) */
+};
+
+/*
+ * PREC_REC_SAMPLE: ips[] holds nr_kernel kernel frames (innermost first,
+ * ips[0] is the sampled ip when the sample hit the kernel) followed by
+ * nr_user user frames (innermost first).  size = sizeof(struct
+ * prec_sample) + 8 * (nr_kernel + nr_user).
+ */
+struct prec_sample {
+	struct prec_rec_hdr hdr;
+	__u32 pid;		/* tgid */
+	__u32 tid;
+	__u64 time;		/* CLOCK_MONOTONIC ns */
+	__u64 period;		/* event period (ns for cpu-clock) */
+	__u64 ip;		/* sampled instruction pointer */
+	__u32 cpu;
+	__u16 nr_kernel;
+	__u16 nr_user;
+	__u8 user_mode;		/* 1 if the sample hit user mode */
+	__u8 pad[7];
+	__u64 ips[];
+};
+
+/*
+ * PREC_REC_TRACE_BLOCK: one per-CPU buffer of XRay-FDR-style records
+ * (8-byte function records, 16-byte metadata records) from the uprobe
+ * programs.  data[] holds len bytes; size = sizeof(struct
+ * prec_trace_block) + len rounded up to 8.  Owned by the tracing code
+ * (bpf/trace.bpf.c, user/trace/).
+ */
+struct prec_trace_block {
+	struct prec_rec_hdr hdr;
+	__u32 cpu;
+	__u32 len;		/* bytes in data[], a multiple of 8 */
+	__u64 seq;		/* per-CPU block number, from 0 */
+	__u8 data[];
+};
+
+/*
+ * The stream inside a block (docs/tracing.md has the full grammar).  Every
+ * block is self-contained:
+ *
+ *   Block    := Thread+
+ *   Thread   := NewBuffer(tid) [Pid(tgid)] NewCPUId(cpu, abs time) Body*
+ *   Body     := [LoadBias] Function(entry) CallArgument{nr_args}
+ *             | Function(exit) | TSCWrap(abs time)
+ *
+ * Pid is left out when the thread belongs to the previous Thread's process
+ * (never in the first Thread of a block).  Function records are 8 bytes:
+ * bit 0 = 0, bits 1-3 action, bits 4-31 function id, bits 32-63 time delta
+ * to the previous record.  Metadata records are 16 bytes: bit 0 = 1, bits
+ * 1-7 kind, 15 bytes of payload.  Times are bpf_ktime_get_ns().
+ */
+#define PREC_TRACE_BLOCK_DATA	16320	/* data bytes per per-CPU block */
+#define PREC_TRACE_MAX_ARGS	6	/* --trace-args: DI SI DX CX R8 R9 */
+#define PREC_TRACE_BIAS_SLOTS	16	/* binaries told apart by LoadBias */
+#define PREC_TRACE_MAX_FUNCS	(1u << 28)
+
+/* Function record actions (XRay's). */
+enum prec_xray_action {
+	PREC_XRAY_ENTER = 0,
+	PREC_XRAY_EXIT = 1,
+	PREC_XRAY_TAIL_EXIT = 2,
+	PREC_XRAY_ENTER_ARGS = 3,
+};
+
+/* Metadata record kinds: XRay FDR's 0-9, then precord's own. */
+enum prec_xray_md {
+	PREC_XRAY_MD_NEW_BUFFER = 0,	/* s32 tid */
+	PREC_XRAY_MD_END_OF_BUFFER = 1,
+	PREC_XRAY_MD_NEW_CPU_ID = 2,	/* u16 cpu, u64 absolute time */
+	PREC_XRAY_MD_TSC_WRAP = 3,	/* u64 absolute time */
+	PREC_XRAY_MD_WALLTIME = 4,	/* u64 seconds, u32 microseconds */
+	PREC_XRAY_MD_CUSTOM_EVENT = 5,	/* s32 size, s32 delta; size bytes follow */
+	PREC_XRAY_MD_CALL_ARGUMENT = 6,	/* u64 argument */
+	PREC_XRAY_MD_BUFFER_EXTENTS = 7,	/* u64 bytes that follow */
+	PREC_XRAY_MD_TYPED_EVENT = 8,	/* s32 size, s32 delta, u16 type */
+	PREC_XRAY_MD_PID = 9,		/* s32 pid */
+	/*
+	 * precord only (never in an --xray-out file): u64 load bias, u8 slot.
+	 * Precedes the entry record it belongs to; the function's runtime
+	 * address is bias + its file offset (see PREC_TRACE_COOKIE).
+	 */
+	PREC_XRAY_MD_LOAD_BIAS = 10,
+};
+
+/*
+ * bpf_cookie of each uprobe/uretprobe: bits 0-27 function id, bits 28-31
+ * the bias slot of its binary, bits 32-63 the function's file offset.
+ */
+#define PREC_TRACE_COOKIE(id, slot, off) \
+	((__u64)(id) | ((__u64)(slot) & 15) << 28 | (__u64)(off) << 32)
+
+/*
+ * Per-CPU state of bpf/trace.bpf.c (value of the `trace_cpu` per-CPU
+ * array).  hdr..data has the layout of struct prec_trace_block, so a
+ * block leaves with one bpf_ringbuf_output().  busy guards the value
+ * against a preempted program or the flush program (run on the CPU by
+ * BPF_PROG_TEST_RUN) and is taken with an atomic exchange.
+ */
+struct prec_trace_cpu {
+	__u64 busy;
+	__u64 last_time;	/* time of the last record written */
+	__u64 events;		/* hits written into blocks */
+	__u64 lost_events;	/* hits lost: busy, or their block was lost */
+	__u64 blocks;		/* blocks sent */
+	__u64 lost_blocks;	/* blocks the ring buffer had no room for */
+	__u64 ring_bytes;	/* bytes sent, ring headers (8 each) included */
+	__u64 bias[PREC_TRACE_BIAS_SLOTS];	/* LoadBias written in this Thread */
+	__u32 tid;		/* tid and tgid of the current Thread */
+	__u32 tgid;
+	__u32 block_events;	/* hits in the pending block */
+	__u32 pad;
+	struct prec_rec_hdr hdr;	/* = struct prec_trace_block */
+	__u32 cpu;
+	__u32 len;
+	__u64 seq;
+	__u8 data[PREC_TRACE_BLOCK_DATA];
+};
+
+#endif

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Minimal unit-test harness.  A test file defines TEST(name) functions and a
+ * main that runs them with RUN(name); each CHECK failure prints file:line
+ * and marks the test failed.  Output is TAP-like: "ok N - name" /
+ * "not ok N - name", and main returns non-zero when anything failed.
+ */
+#ifndef PRECORD_TEST_HARNESS_H
+#define PRECORD_TEST_HARNESS_H
+
+#include <stdio.h>
+#include <string.h>
+
+static int harness_failed_checks;
+static int harness_tests, harness_failed_tests;
+
+#define CHECK(cond)							\
+	do {								\
+		if (!(cond)) {						\
+			fprintf(stderr, "  %s:%d: CHECK(%s) failed\n",	\
+				__FILE__, __LINE__, #cond);		\
+			harness_failed_checks++;			\
+		}							\
+	} while (0)
+
+#define CHECK_EQ(a, b)							\
+	do {								\
+		long long _a = (long long)(a), _b = (long long)(b);	\
+		if (_a != _b) {						\
+			fprintf(stderr, "  %s:%d: %s == %s: %lld != %lld\n", \
+				__FILE__, __LINE__, #a, #b, _a, _b);	\
+			harness_failed_checks++;			\
+		}							\
+	} while (0)
+
+#define CHECK_STR(a, b)							\
+	do {								\
+		const char *_a = (a), *_b = (b);			\
+		if (!_a || !_b || strcmp(_a, _b)) {			\
+			fprintf(stderr, "  %s:%d: %s == %s: \"%s\" != \"%s\"\n", \
+				__FILE__, __LINE__, #a, #b,		\
+				_a ? _a : "(null)", _b ? _b : "(null)");	\
+			harness_failed_checks++;			\
+		}							\
+	} while (0)
+
+#define TEST(name) static void test_##name(void)
+
+#define RUN(name)							\
+	do {								\
+		int _before = harness_failed_checks;			\
+		test_##name();						\
+		harness_tests++;					\
+		if (harness_failed_checks != _before) {			\
+			harness_failed_tests++;				\
+			printf("not ok %d - %s\n", harness_tests, #name); \
+		} else {						\
+			printf("ok %d - %s\n", harness_tests, #name);	\
+		}							\
+	} while (0)
+
+#define HARNESS_DONE()							\
+	(printf("1..%d\n", harness_tests), harness_failed_tests ? 1 : 0)
+
+#endif

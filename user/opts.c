@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "opts.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "util/log.h"
+
+enum {
+	OPT_CALL_GRAPH = 1000, OPT_TRACE, OPT_TRACE_ARGS, OPT_XRAY_OUT, OPT_JIT,
+	OPT_NO_JIT, OPT_JITDUMP, OPT_PERF_MAP, OPT_MLPD, OPT_DURATION,
+	OPT_BUILDID_DIR, OPT_VERSION,
+};
+
+static const struct option long_opts[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "tid", required_argument, NULL, 't' },
+	{ "all-cpus", no_argument, NULL, 'a' },
+	{ "cpu", required_argument, NULL, 'C' },
+	{ "freq", required_argument, NULL, 'F' },
+	{ "count", required_argument, NULL, 'c' },
+	{ "event", required_argument, NULL, 'e' },
+	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+	{ "output", required_argument, NULL, 'o' },
+	{ "clockid", required_argument, NULL, 'k' },
+	{ "mmap-pages", required_argument, NULL, 'm' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ "trace", required_argument, NULL, OPT_TRACE },
+	{ "trace-args", required_argument, NULL, OPT_TRACE_ARGS },
+	{ "xray-out", required_argument, NULL, OPT_XRAY_OUT },
+	{ "jit", no_argument, NULL, OPT_JIT },
+	{ "no-jit", no_argument, NULL, OPT_NO_JIT },
+	{ "jitdump", required_argument, NULL, OPT_JITDUMP },
+	{ "perf-map", required_argument, NULL, OPT_PERF_MAP },
+	{ "mlpd", required_argument, NULL, OPT_MLPD },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "buildid-dir", required_argument, NULL, OPT_BUILDID_DIR },
+	{ "no-buildid-cache", no_argument, NULL, 'N' },
+	{ NULL, 0, NULL, 0 },
+};
+
+void opts_usage(FILE *f)
+{
+	fputs(
+"usage: precord [options] [-- command [args]]\n"
+"       precord check\n"
+"\n"
+"Record CPU samples (and traced function calls) of a command, of running\n"
+"processes or of the whole system into a perf.data that perf reads.\n"
+"\n"
+"Targets:\n"
+"  -p, --pid PID[,PID]     record these processes (all their threads, and\n"
+"                          threads and children created later)\n"
+"  -t, --tid TID[,TID]     record only these threads\n"
+"  -a, --all-cpus          record every task on every CPU\n"
+"  -C, --cpu LIST          only these CPUs (e.g. 0,2-3)\n"
+"  -- command [args]       run command and record it and its children; with\n"
+"                          -p/-t/-a the command only sets the duration\n"
+"Sampling:\n"
+"  -e, --event NAME        cpu-clock (default) or task-clock; hardware events\n"
+"                          (cycles, instructions) where the PMU has them\n"
+"  -F, --freq HZ           samples per second (default 4000)\n"
+"  -c, --count N           one sample every N events (ns for *-clock)\n"
+"  -g                      record call chains (frame pointers)\n"
+"      --call-graph fp     the same\n"
+"  -k, --clockid CLOCK     sample clock: monotonic (the only one, default)\n"
+"  -m, --mmap-pages N      ring buffer size in 4 KiB pages (power of two)\n"
+"Tracing:\n"
+"      --trace [BIN:]GLOB  trace entry and exit of matching functions\n"
+"                          (repeatable; BIN is a path or library name)\n"
+"      --trace-args N      also record the first N integer arguments\n"
+"      --xray-out FILE     also write the calls as an LLVM XRay FDR log\n"
+"JIT code:\n"
+"      --jit / --no-jit    merge JIT code (jitdump, perf maps, .mlpd) into\n"
+"                          the recording (default on)\n"
+"      --jitdump PATH      read this jitdump too\n"
+"      --perf-map PATH     read this perf map too\n"
+"      --mlpd PATH         read this Mono log-profiler file at the end\n"
+"Output:\n"
+"  -o, --output FILE       output file (default perf.data; an existing one\n"
+"                          is renamed FILE.old)\n"
+"      --duration SECS     stop after SECS seconds\n"
+"      --buildid-dir DIR   build-id cache (default: perf's, ~/.debug)\n"
+"  -N, --no-buildid-cache  do not copy sampled binaries into the cache\n"
+"  -q, --quiet             no progress and no summary\n"
+"  -v, --verbose           more messages (repeat for debug)\n"
+"  -h, --help              this text\n"
+"      --version           precord's version\n"
+"\n"
+"precord check: verify that this kernel has what precord needs.\n", f);
+}
+
+static int bad(const char *fmt, const char *arg)
+{
+	log_before_print = NULL;
+	fputs("precord: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputs(" (see precord --help)\n", stderr);
+	return -EINVAL;
+}
+
+static int parse_u64(const char *s, __u64 *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_id_list(const char *s, int *ids, int *n, const char *what)
+{
+	char *copy = strdup(s), *tok, *save = NULL;
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		__u64 v;
+
+		if (parse_u64(tok, &v) || v == 0 || v > INT_MAX) {
+			err = bad(what, tok);
+			break;
+		}
+		if (*n >= PREC_MAX_PIDS) {
+			err = bad("too many ids in '%s'", s);
+			break;
+		}
+		ids[(*n)++] = (int)v;
+	}
+	free(copy);
+	return err;
+}
+
+static int push(char ***arr, int *n, const char *v)
+{
+	char **na = realloc(*arr, (size_t)(*n + 1) * sizeof(char *));
+
+	if (!na)
+		return -ENOMEM;
+	*arr = na;
+	na[(*n)++] = (char *)v;
+	return 0;
+}
+
+static int parse_clock(const char *s)
+{
+	if (!strcmp(s, "monotonic") || !strcmp(s, "mono") ||
+	    !strcmp(s, "CLOCK_MONOTONIC") || !strcmp(s, "1"))
+		return CLOCK_MONOTONIC;
+	return -1;
+}
+
+int opts_parse(int argc, char **argv, struct prec_opts *o)
+{
+	int c, err = 0;
+	__u64 v;
+
+	memset(o, 0, sizeof(*o));
+	o->freq = 4000;
+	o->jit = true;
+	o->clockid = CLOCK_MONOTONIC;
+	o->argc = argc;
+	o->argv = argv;
+	if (argc > 1 && !strcmp(argv[1], "check")) {
+		o->check = true;
+		return argc > 2 ? bad("'check' takes no arguments, got '%s'", argv[2]) : 0;
+	}
+	opterr = 0;
+	optind = 1;
+	while (!err && (c = getopt_long(argc, argv, "+p:t:aC:F:c:e:go:k:m:qvhN",
+					long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			err = parse_id_list(optarg, o->pids, &o->nr_pids, "bad PID '%s'");
+			break;
+		case 't':
+			err = parse_id_list(optarg, o->tids, &o->nr_tids, "bad TID '%s'");
+			break;
+		case 'a':
+			o->all_cpus = true;
+			break;
+		case 'C':
+			o->cpu_list = optarg;
+			break;
+		case 'F':
+			o->sample_explicit = true;
+			if (!strcmp(optarg, "max"))
+				v = 10000;
+			else if (parse_u64(optarg, &v) || !v || v > 100000)
+				return bad("bad frequency '%s': give 1 to 100000 Hz", optarg);
+			o->freq = v;
+			o->period = 0;
+			break;
+		case 'c':
+			o->sample_explicit = true;
+			if (parse_u64(optarg, &v) || !v)
+				return bad("bad sample period '%s'", optarg);
+			o->period = v;
+			o->freq = 0;
+			break;
+		case 'e':
+			o->sample_explicit = true;
+			o->event = optarg;
+			break;
+		case 'g':
+			o->sample_explicit = true;
+			o->callchain = true;
+			break;
+		case OPT_CALL_GRAPH:
+			o->sample_explicit = true;
+			if (strcmp(optarg, "fp") && strncmp(optarg, "fp,", 3))
+				return bad("call graph mode '%s' is not supported: use --call-graph fp",
+					   optarg);
+			o->callchain = true;
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'k':
+			o->clockid = parse_clock(optarg);
+			if (o->clockid < 0)
+				return bad("clock '%s' is not supported: precord records CLOCK_MONOTONIC (-k monotonic)",
+					   optarg);
+			break;
+		case 'm':
+			if (parse_u64(optarg, &v) || !v || (v & (v - 1)) || v > (1 << 20))
+				return bad("bad --mmap-pages '%s': give a power of two", optarg);
+			o->mmap_pages = (unsigned int)v;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'v':
+			o->verbose++;
+			break;
+		case 'h':
+			opts_usage(stdout);
+			return 1;
+		case OPT_VERSION:
+			printf("precord version %s\n", PRECORD_VERSION);
+			return 1;
+		case OPT_TRACE:
+			err = push(&o->trace_specs, &o->nr_trace_specs, optarg);
+			break;
+		case OPT_TRACE_ARGS:
+			if (parse_u64(optarg, &v) || v > 6)
+				return bad("bad --trace-args '%s': give 0 to 6", optarg);
+			o->trace_args = (int)v;
+			break;
+		case OPT_XRAY_OUT:
+			o->xray_out = optarg;
+			break;
+		case OPT_JIT:
+			o->jit = true;
+			break;
+		case OPT_NO_JIT:
+			o->jit = false;
+			break;
+		case OPT_JITDUMP:
+			err = push(&o->jitdumps, &o->nr_jitdumps, optarg);
+			break;
+		case OPT_PERF_MAP:
+			err = push(&o->perf_maps, &o->nr_perf_maps, optarg);
+			break;
+		case OPT_MLPD:
+			err = push(&o->mlpds, &o->nr_mlpds, optarg);
+			break;
+		case OPT_DURATION: {
+			char *end;
+
+			o->duration = strtod(optarg, &end);
+			if (*end || !(o->duration > 0))
+				return bad("bad --duration '%s': give seconds > 0", optarg);
+			break;
+		}
+		case OPT_BUILDID_DIR:
+			o->buildid_dir = optarg;
+			break;
+		case 'N':
+			o->no_buildid_cache = true;
+			break;
+		case '?':
+		default:
+			if (optopt && optopt < 256)
+				return bad("unknown option '-%s'", (char[]){ (char)optopt, 0 });
+			return bad("unknown option '%s'", argv[optind - 1]);
+		case ':':
+			return bad("option '%s' needs an argument", argv[optind - 1]);
+		}
+	}
+	if (err)
+		return err == -ENOMEM ? bad("%s", "out of memory") : err;
+	if (optind < argc) {
+		if (!strcmp(argv[optind - 1], "--") || optind > 0)
+			o->cmd = &argv[optind];
+	}
+	if (!o->output)
+		o->output = "perf.data";
+	if ((o->nr_pids > 0) + (o->nr_tids > 0) + o->all_cpus > 1)
+		return bad("%s", "give only one of -p, -t and -a");
+	if (!o->nr_pids && !o->nr_tids && !o->all_cpus && !o->cmd)
+		return bad("%s", "nothing to record: give a command after --, -p PID, -t TID or -a");
+	if (o->xray_out && !o->nr_trace_specs)
+		return bad("%s", "--xray-out needs --trace");
+	if (o->trace_args && !o->nr_trace_specs)
+		return bad("%s", "--trace-args needs --trace");
+	return 0;
+}
+
+void opts_free(struct prec_opts *o)
+{
+	free(o->trace_specs);
+	free(o->jitdumps);
+	free(o->perf_maps);
+	free(o->mlpds);
+}

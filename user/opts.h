@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Command line → validated struct prec_opts.  No BPF, no I/O. */
+#ifndef PRECORD_OPTS_H
+#define PRECORD_OPTS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <linux/types.h>
+
+#define PREC_MAX_PIDS	256
+
+struct prec_opts {
+	int pids[PREC_MAX_PIDS];	/* -p */
+	int nr_pids;
+	int tids[PREC_MAX_PIDS];	/* -t */
+	int nr_tids;
+	bool all_cpus;			/* -a */
+	char *cpu_list;			/* -C */
+	__u64 freq;			/* -F, 0 when -c is given */
+	__u64 period;			/* -c */
+	char *event;			/* -e */
+	bool callchain;			/* -g / --call-graph fp */
+	char *output;			/* -o, default perf.data */
+	int clockid;			/* -k */
+	bool quiet;			/* -q */
+	int verbose;			/* -v count */
+	double duration;		/* --duration SECS, 0 = until done */
+	char **trace_specs;		/* --trace, repeatable */
+	int nr_trace_specs;
+	int trace_args;			/* --trace-args N */
+	char *xray_out;			/* --xray-out FILE */
+	bool jit;			/* --jit (default) / --no-jit */
+	char **jitdumps;		/* --jitdump PATH, repeatable */
+	int nr_jitdumps;
+	char **perf_maps;		/* --perf-map PATH */
+	int nr_perf_maps;
+	char **mlpds;			/* --mlpd PATH */
+	int nr_mlpds;
+	char *buildid_dir;		/* --buildid-dir DIR */
+	bool no_buildid_cache;		/* -N */
+	unsigned int mmap_pages;	/* -m: ring buffer size in pages per ring */
+	char **cmd;			/* after --, NULL-terminated */
+	int argc;			/* the whole command line, for CMDLINE */
+	char **argv;
+	bool check;			/* `precord check` */
+	bool sample_explicit;		/* -F/-c/-e/-g given: sample even with --trace */
+};
+
+/* Returns 0 and fills o, 1 when --help/--version was printed (exit 0), or
+ * -EINVAL after printing one line that says what is wrong. */
+int opts_parse(int argc, char **argv, struct prec_opts *o);
+void opts_free(struct prec_opts *o);
+void opts_usage(FILE *f);
+
+#endif

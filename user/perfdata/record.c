@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Encoders for the records precord writes into the data section.  Each
+ * appends one whole record; on error the buffer is left as it was.
+ */
+#include "perfdata/record.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "precord/perf_file.h"
+
+/*
+ * File format: the sample_id_all trailer of every non-sample record, for
+ * sample_type bits TID|TIME|CPU|IDENTIFIER:
+ *	{ u32 pid, tid } { u64 time } { u32 cpu, res } { u64 id }
+ */
+static int put_sample_id(struct pbuf *out, const struct perfdata_sample_id *sid)
+{
+	static const struct perfdata_sample_id zero;
+
+	if (!sid)
+		sid = &zero;
+	pbuf_put_u32(out, sid->pid);
+	pbuf_put_u32(out, sid->tid);
+	pbuf_put_u64(out, sid->time);
+	pbuf_put_u32(out, sid->cpu);
+	pbuf_put_u32(out, 0);
+	return pbuf_put_u64(out, sid->id);
+}
+
+/* Start a record; returns its offset in out, or -errno. */
+static long rec_begin(struct pbuf *out, __u32 type, __u16 misc)
+{
+	long at = (long)out->len;
+	struct perf_event_header h = { .type = type, .misc = misc };
+
+	if (out->err)
+		return out->err;
+	if (pbuf_put(out, &h, sizeof(h)))
+		return out->err;
+	return at;
+}
+
+/* Pad to 8, patch header.size; undo the record on any error. */
+static int rec_end(struct pbuf *out, long at)
+{
+	size_t size;
+	__u16 sz16;
+
+	pbuf_align(out, 8);
+	if (out->err) {
+		int err = out->err;
+
+		out->err = 0;
+		out->len = (size_t)at;
+		return err;
+	}
+	size = out->len - (size_t)at;
+	if (size > 0xfff8) {	/* header.size is a u16 */
+		out->len = (size_t)at;
+		return -E2BIG;
+	}
+	sz16 = (__u16)size;
+	memcpy(out->data + at + offsetof(struct perf_event_header, size), &sz16, 2);
+	return 0;
+}
+
+/* Strings (comm, filename) are NUL-terminated and NUL-padded to 8. */
+static void put_padded_str(struct pbuf *out, const char *s)
+{
+	size_t n = strlen(s) + 1;
+
+	pbuf_put(out, s, n);
+	pbuf_put_zero(out, align_up(n, 8) - n);
+}
+
+#define SUPPORTED_SAMPLE_BITS (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | \
+	PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_CPU | \
+	PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW | \
+	PERF_SAMPLE_WEIGHT)
+
+/*
+ * File format: PERF_RECORD_SAMPLE, fields in this order when their bit is
+ * set: u64 id (IDENTIFIER); u64 ip; u32 pid, tid; u64 time; u64 addr;
+ * u32 cpu, res; u64 period; u64 nr, u64 ips[nr] (CALLCHAIN); u32 size,
+ * char data[size] (RAW, padded so the record stays 8-aligned); u64 weight.
+ */
+int perfdata_encode_sample(struct pbuf *out, __u64 st, const struct perfdata_sample *s)
+{
+	long at;
+
+	if (st & ~(__u64)SUPPORTED_SAMPLE_BITS)
+		return -EINVAL;
+	at = rec_begin(out, PERF_RECORD_SAMPLE, s->misc);
+	if (at < 0)
+		return (int)at;
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		pbuf_put_u64(out, s->id);
+	if (st & PERF_SAMPLE_IP)
+		pbuf_put_u64(out, s->ip);
+	if (st & PERF_SAMPLE_TID) {
+		pbuf_put_u32(out, s->pid);
+		pbuf_put_u32(out, s->tid);
+	}
+	if (st & PERF_SAMPLE_TIME)
+		pbuf_put_u64(out, s->time);
+	if (st & PERF_SAMPLE_ADDR)
+		pbuf_put_u64(out, s->addr);
+	if (st & PERF_SAMPLE_CPU) {
+		pbuf_put_u32(out, s->cpu);
+		pbuf_put_u32(out, 0);
+	}
+	if (st & PERF_SAMPLE_PERIOD)
+		pbuf_put_u64(out, s->period);
+	if (st & PERF_SAMPLE_CALLCHAIN) {
+		pbuf_put_u64(out, s->nr_callchain);
+		pbuf_put(out, s->callchain, (size_t)s->nr_callchain * 8);
+	}
+	if (st & PERF_SAMPLE_RAW) {
+		/* u32 size + data must end 8-aligned: pad data inside size. */
+		size_t padded = align_up((size_t)s->raw_size + 4, 8) - 4;
+
+		pbuf_put_u32(out, (__u32)padded);
+		pbuf_put(out, s->raw, s->raw_size);
+		pbuf_put_zero(out, padded - s->raw_size);
+	}
+	if (st & PERF_SAMPLE_WEIGHT)
+		pbuf_put_u64(out, s->weight);
+	return rec_end(out, at);
+}
+
+/* File format: u32 pid, tid; char comm[] (NUL-padded to 8); trailer. */
+int perfdata_encode_comm(struct pbuf *out, __u32 pid, __u32 tid, const char *comm,
+			 bool exec, const struct perfdata_sample_id *sid)
+{
+	long at = rec_begin(out, PERF_RECORD_COMM, exec ? PERF_RECORD_MISC_COMM_EXEC : 0);
+	char name[16];
+
+	if (at < 0)
+		return (int)at;
+	snprintf(name, sizeof(name), "%s", comm);
+	pbuf_put_u32(out, pid);
+	pbuf_put_u32(out, tid);
+	put_padded_str(out, name);
+	put_sample_id(out, sid);
+	return rec_end(out, at);
+}
+
+/*
+ * File format: u32 pid, tid; u64 start, len, pgoff; then either
+ * {u32 maj, min; u64 ino, ino_generation} or, with misc MMAP_BUILD_ID,
+ * {u8 build_id_size, u8, u16, u8 build_id[20]}; u32 prot, flags;
+ * char filename[] (NUL-padded to 8); trailer.
+ */
+int perfdata_encode_mmap2(struct pbuf *out, const struct perfdata_mmap2 *m,
+			  const struct perfdata_sample_id *sid)
+{
+	__u16 misc = m->misc;
+	long at;
+
+	if (m->build_id_size > BUILD_ID_MAX)
+		return -EINVAL;
+	if (m->build_id_size)
+		misc |= PERF_RECORD_MISC_MMAP_BUILD_ID;
+	at = rec_begin(out, PERF_RECORD_MMAP2, misc);
+	if (at < 0)
+		return (int)at;
+	pbuf_put_u32(out, m->pid);
+	pbuf_put_u32(out, m->tid);
+	pbuf_put_u64(out, m->start);
+	pbuf_put_u64(out, m->len);
+	pbuf_put_u64(out, m->pgoff);
+	if (m->build_id_size) {
+		__u8 id[20] = { 0 };
+
+		memcpy(id, m->build_id, m->build_id_size);
+		pbuf_put_u8(out, m->build_id_size);
+		pbuf_put_zero(out, 3);
+		pbuf_put(out, id, sizeof(id));
+	} else {
+		pbuf_put_u32(out, m->maj);
+		pbuf_put_u32(out, m->min);
+		pbuf_put_u64(out, m->ino);
+		pbuf_put_u64(out, m->ino_generation);
+	}
+	pbuf_put_u32(out, m->prot);
+	pbuf_put_u32(out, m->flags);
+	put_padded_str(out, m->filename);
+	put_sample_id(out, sid);
+	return rec_end(out, at);
+}
+
+/* File format: u32 pid, tid; u64 start, len, pgoff; filename; trailer. */
+int perfdata_encode_kernel_mmap(struct pbuf *out, __u64 start, __u64 len, __u64 pgoff,
+				const char *filename, const struct perfdata_sample_id *sid)
+{
+	long at = rec_begin(out, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL);
+
+	if (at < 0)
+		return (int)at;
+	pbuf_put_u32(out, (__u32)-1);
+	pbuf_put_u32(out, 0);
+	pbuf_put_u64(out, start);
+	pbuf_put_u64(out, len);
+	pbuf_put_u64(out, pgoff);
+	put_padded_str(out, filename);
+	put_sample_id(out, sid);
+	return rec_end(out, at);
+}
+
+/* File format: u32 pid, ppid, tid, ptid; u64 time; trailer. */
+int perfdata_encode_task(struct pbuf *out, __u32 type, __u32 pid, __u32 ppid,
+			 __u32 tid, __u32 ptid, __u64 time, __u16 misc,
+			 const struct perfdata_sample_id *sid)
+{
+	long at;
+
+	if (type != PERF_RECORD_FORK && type != PERF_RECORD_EXIT)
+		return -EINVAL;
+	at = rec_begin(out, type, misc);
+	if (at < 0)
+		return (int)at;
+	pbuf_put_u32(out, pid);
+	pbuf_put_u32(out, ppid);
+	pbuf_put_u32(out, tid);
+	pbuf_put_u32(out, ptid);
+	pbuf_put_u64(out, time);
+	put_sample_id(out, sid);
+	return rec_end(out, at);
+}
+
+/* File format: u64 lost; trailer (the id says which event lost them). */
+int perfdata_encode_lost_samples(struct pbuf *out, __u64 lost,
+				 const struct perfdata_sample_id *sid)
+{
+	long at = rec_begin(out, PERF_RECORD_LOST_SAMPLES, 0);
+
+	if (at < 0)
+		return (int)at;
+	pbuf_put_u64(out, lost);
+	put_sample_id(out, sid);
+	return rec_end(out, at);
+}
+
+/* File format: u64 id, lost; trailer. */
+int perfdata_encode_lost(struct pbuf *out, __u64 id, __u64 lost,
+			 const struct perfdata_sample_id *sid)
+{
+	long at = rec_begin(out, PERF_RECORD_LOST, 0);
+
+	if (at < 0)
+		return (int)at;
+	pbuf_put_u64(out, id);
+	pbuf_put_u64(out, lost);
+	put_sample_id(out, sid);
+	return rec_end(out, at);
+}
+
+int perfdata_encode_finished_round(struct pbuf *out)
+{
+	long at = rec_begin(out, PERF_RECORD_FINISHED_ROUND, 0);
+
+	return at < 0 ? (int)at : rec_end(out, at);
+}
+
+int perfdata_encode_finished_init(struct pbuf *out)
+{
+	long at = rec_begin(out, PERF_RECORD_FINISHED_INIT, 0);
+
+	return at < 0 ? (int)at : rec_end(out, at);
+}

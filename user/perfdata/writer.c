@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perf.data file layout (perf 6.1's order, see perf-facts.md §1):
+ *
+ *   0    struct perf_file_header (104 bytes)
+ *   104  u64 ids[] of evsel 0, evsel 1, …
+ *        { perf_event_attr (128 bytes), perf_file_section ids } × nr_evsels
+ *        data: records, each { perf_event_header, body }
+ *        data.offset + data.size: perf_file_section × (features set), in
+ *        ascending feature order, then the payloads back to back
+ *
+ * Records are queued with their timestamps and written in time order at
+ * each flush; the header is rewritten after every flush with the current
+ * data.size and no feature bits, so the file reads at any time.
+ */
+#include "perfdata/writer.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "precord/perf_file.h"
+#include "perfdata/record.h"
+#include "util/log.h"
+
+struct queued {
+	__u64 time;
+	__u64 seq;		/* keeps equal timestamps in arrival order */
+	size_t off;		/* in qdata */
+	__u32 size;
+};
+
+struct perfdata_writer {
+	int fd;
+	bool begun;
+	bool rounds;
+	struct perfdata_evsel *evsels;
+	size_t nr_evsels;
+	__u64 data_offset;
+	__u64 data_size;
+	__u64 file_size;
+	struct pbuf qdata;	/* queued record bytes */
+	struct queued *q;
+	size_t nq, q_cap;
+	__u64 seq;
+	struct pbuf out;	/* scratch for one flush */
+	__u64 features[4];
+};
+
+struct perfdata_writer *perfdata_writer__new(int fd)
+{
+	struct perfdata_writer *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	w->fd = fd;
+	return w;
+}
+
+void perfdata_writer__free(struct perfdata_writer *w)
+{
+	size_t i;
+
+	if (!w)
+		return;
+	for (i = 0; i < w->nr_evsels; i++) {
+		free(w->evsels[i].name);
+		free(w->evsels[i].ids);
+	}
+	free(w->evsels);
+	free(w->q);
+	pbuf_free(&w->qdata);
+	pbuf_free(&w->out);
+	if (w->fd >= 0)
+		close(w->fd);
+	free(w);
+}
+
+int perfdata_writer__add_evsel(struct perfdata_writer *w, const struct perf_event_attr *attr,
+			       const char *name, const __u64 *ids, __u32 nr_ids)
+{
+	struct perfdata_evsel *n, *e;
+
+	if (w->begun)
+		return -EBUSY;
+	n = realloc(w->evsels, (w->nr_evsels + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	w->evsels = n;
+	e = &n[w->nr_evsels];
+	memset(e, 0, sizeof(*e));
+	memcpy(&e->attr, attr, sizeof(*attr) < PERF_ATTR_WRITE_SIZE ?
+	       sizeof(*attr) : PERF_ATTR_WRITE_SIZE);
+	e->attr.size = PERF_ATTR_WRITE_SIZE;
+	e->name = strdup(name);
+	e->ids = calloc(nr_ids ? nr_ids : 1, sizeof(__u64));
+	if (!e->name || !e->ids) {
+		free(e->name);
+		free(e->ids);
+		return -ENOMEM;
+	}
+	memcpy(e->ids, ids, nr_ids * sizeof(__u64));
+	e->nr_ids = nr_ids;
+	return (int)w->nr_evsels++;
+}
+
+const struct perfdata_evsel *perfdata_writer__evsels(const struct perfdata_writer *w, size_t *nr)
+{
+	*nr = w->nr_evsels;
+	return w->evsels;
+}
+
+static int pwrite_full(int fd, const void *p, size_t n, __u64 off)
+{
+	const char *c = p;
+
+	while (n) {
+		ssize_t r = pwrite(fd, c, n, (off_t)off);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			return -EIO;
+		c += r;
+		n -= (size_t)r;
+		off += (__u64)r;
+	}
+	return 0;
+}
+
+static int write_header(struct perfdata_writer *w)
+{
+	struct perf_file_header h = {
+		.magic = PERF_MAGIC2,
+		.size = sizeof(h),
+		.attr_size = PERF_ATTR_WRITE_SIZE + sizeof(struct perf_file_section),
+	};
+
+	h.attrs.offset = w->data_offset - w->nr_evsels * h.attr_size;
+	h.attrs.size = w->nr_evsels * h.attr_size;
+	h.data.offset = w->data_offset;
+	h.data.size = w->data_size;
+	memcpy(h.adds_features, w->features, sizeof(h.adds_features));
+	return pwrite_full(w->fd, &h, sizeof(h), 0);
+}
+
+int perfdata_writer__begin(struct perfdata_writer *w)
+{
+	__u64 off = sizeof(struct perf_file_header);
+	struct pbuf *b = &w->out;
+	size_t i;
+	int err;
+
+	if (w->begun || !w->nr_evsels)
+		return -EINVAL;
+	pbuf_reset(b);
+	pbuf_put_zero(b, sizeof(struct perf_file_header));
+	for (i = 0; i < w->nr_evsels; i++)
+		pbuf_put(b, w->evsels[i].ids, w->evsels[i].nr_ids * sizeof(__u64));
+	for (i = 0; i < w->nr_evsels; i++) {
+		struct perf_file_section ids = {
+			.offset = off,
+			.size = w->evsels[i].nr_ids * sizeof(__u64),
+		};
+
+		off += ids.size;
+		pbuf_put(b, &w->evsels[i].attr, PERF_ATTR_WRITE_SIZE);
+		pbuf_put(b, &ids, sizeof(ids));
+	}
+	if (b->err)
+		return b->err;
+	w->data_offset = b->len;
+	w->file_size = b->len;
+	err = pwrite_full(w->fd, b->data, b->len, 0);
+	if (!err)
+		err = write_header(w);
+	if (!err)
+		w->begun = true;
+	return err;
+}
+
+static int write_data(struct perfdata_writer *w, const void *p, size_t n)
+{
+	int err = pwrite_full(w->fd, p, n, w->data_offset + w->data_size);
+
+	if (err)
+		return err;
+	w->data_size += n;
+	w->file_size = w->data_offset + w->data_size;
+	return 0;
+}
+
+int perfdata_writer__append(struct perfdata_writer *w, const void *rec, size_t size)
+{
+	if (!w->begun)
+		return -EINVAL;
+	return write_data(w, rec, size);
+}
+
+int perfdata_writer__queue(struct perfdata_writer *w, __u64 time, const void *rec, size_t size)
+{
+	if (size < sizeof(struct perf_event_header) || size > 0xffff || (size & 7))
+		return -EINVAL;
+	if (w->nq == w->q_cap) {
+		size_t ncap = w->q_cap ? w->q_cap * 2 : 4096;
+		struct queued *n = realloc(w->q, ncap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		w->q = n;
+		w->q_cap = ncap;
+	}
+	w->q[w->nq] = (struct queued){
+		.time = time, .seq = w->seq++, .off = w->qdata.len, .size = (__u32)size,
+	};
+	if (pbuf_put(&w->qdata, rec, size)) {
+		w->qdata.err = 0;
+		return -ENOMEM;
+	}
+	w->nq++;
+	return 0;
+}
+
+static int cmp_queued(const void *a, const void *b)
+{
+	const struct queued *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : (x->seq > y->seq);
+}
+
+void perfdata_writer__set_rounds(struct perfdata_writer *w, bool on)
+{
+	w->rounds = on;
+}
+
+int perfdata_writer__flush(struct perfdata_writer *w, __u64 upto)
+{
+	struct pbuf *b = &w->out;
+	struct pbuf keep = { 0 };
+	size_t i, nkeep = 0;
+	int err;
+
+	if (!w->begun)
+		return -EINVAL;
+	qsort(w->q, w->nq, sizeof(*w->q), cmp_queued);
+	pbuf_reset(b);
+	for (i = 0; i < w->nq; i++) {
+		struct queued *e = &w->q[i];
+
+		if (e->time <= upto) {
+			pbuf_put(b, w->qdata.data + e->off, e->size);
+			continue;
+		}
+		/* keep for a later flush, compacted */
+		pbuf_put(&keep, w->qdata.data + e->off, e->size);
+		e->off = keep.len - e->size;
+		w->q[nkeep++] = *e;
+	}
+	if (b->len && w->rounds)
+		perfdata_encode_finished_round(b);
+	if (b->err || keep.err) {
+		pbuf_free(&keep);
+		return -ENOMEM;
+	}
+	pbuf_free(&w->qdata);
+	w->qdata = keep;
+	w->nq = nkeep;
+	if (b->len) {
+		err = write_data(w, b->data, b->len);
+		if (err)
+			return err;
+	}
+	return write_header(w);
+}
+
+/*
+ * File format: at data.offset + data.size, one perf_file_section per
+ * feature bit set (ascending), then the payloads.  A feature whose writer
+ * declines or fails keeps its bit clear.
+ */
+int perfdata_writer__finish(struct perfdata_writer *w, const struct perfdata_env *env_in)
+{
+	struct perfdata_env env = *env_in;
+	struct pbuf payload = { 0 };
+	struct perf_file_section secs[HEADER_LAST_FEATURE];
+	size_t nsec = 0;
+	__u64 base, off;
+	int feat, err;
+
+	err = perfdata_writer__flush(w, ~0ULL);
+	if (err)
+		return err;
+	env.evsels = w->evsels;
+	env.nr_evsels = w->nr_evsels;
+	memset(w->features, 0, sizeof(w->features));
+	for (feat = 1; feat < HEADER_LAST_FEATURE; feat++) {
+		size_t before = payload.len;
+
+		err = perfdata_feature_write(feat, &payload, &env);
+		if (err) {
+			payload.len = before;
+			payload.err = 0;
+			if (err != -ENODATA)
+				pr_debug("feature %d not written: %s", feat, strerror(-err));
+			continue;
+		}
+		if (payload.len == before)	/* never an empty payload */
+			continue;
+		secs[nsec].offset = before;	/* relative for now */
+		secs[nsec].size = payload.len - before;
+		nsec++;
+		w->features[feat / 64] |= 1ULL << (feat % 64);
+	}
+	base = w->data_offset + w->data_size;
+	off = base + nsec * sizeof(struct perf_file_section);
+	for (size_t i = 0; i < nsec; i++)
+		secs[i].offset += off;
+	err = pwrite_full(w->fd, secs, nsec * sizeof(secs[0]), base);
+	if (!err)
+		err = pwrite_full(w->fd, payload.data, payload.len, off);
+	if (!err && ftruncate(w->fd, (off_t)(off + payload.len)))
+		err = -errno;
+	w->file_size = off + payload.len;
+	pbuf_free(&payload);
+	if (!err)
+		err = write_header(w);
+	if (!err && fsync(w->fd) && errno != EINVAL)
+		err = -errno;
+	return err;
+}
+
+__u64 perfdata_writer__data_size(const struct perfdata_writer *w)
+{
+	return w->data_size;
+}
+
+__u64 perfdata_writer__file_size(const struct perfdata_writer *w)
+{
+	return w->file_size;
+}

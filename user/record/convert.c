@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Ring records → perf.data records.  BPF samples become PERF_RECORD_SAMPLE
+ * with perf's callchain markers; side-band records of the targets are
+ * queued as the kernel wrote them (their trailer already has our layout).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <linux/types.h>
+
+#include "precord/bpf_abi.h"
+#include "precord/perf_file.h"
+#include "perfdata/record.h"
+#include "perfdata/writer.h"
+#include "record/dsos.h"
+#include "record/session_int.h"
+#include "util/log.h"
+
+#define CTX_KERNEL	((__u64)-128)
+#define CTX_USER	((__u64)-512)
+
+/* ips: the sample's stacks, as checked by the caller (8-aligned in the ring). */
+static void mark_hits(struct session *s, const struct prec_sample *ps, const __u64 *ips)
+{
+	__u32 i, nk = ps->nr_kernel, nu = ps->nr_user;
+
+	if (!ps->user_mode)
+		dso_table__kernel_hit(s->dt);
+	else
+		dso_table__hit(s->dt, ps->pid, ps->ip);
+	for (i = 0; i < nu; i++)
+		dso_table__hit(s->dt, ps->pid, ips[nk + i]);
+}
+
+static int convert_sample(struct session *s, const void *data, size_t size)
+{
+	struct prec_sample ps;
+	const __u64 *ips = (const __u64 *)((const __u8 *)data + sizeof(ps));
+	struct perfdata_sample out = { 0 };
+	__u32 nk, nu, n = 0;
+	int idx, err;
+
+	if (size < sizeof(ps))
+		return -EINVAL;
+	memcpy(&ps, data, sizeof(ps));
+	nk = ps.nr_kernel;
+	nu = ps.nr_user;
+	if (nk > PREC_MAX_STACK || nu > PREC_MAX_STACK ||
+	    ps.hdr.size != sizeof(ps) + 8 * (nk + nu) || ps.hdr.size > size)
+		return -EINVAL;
+	idx = ps.cpu < (__u32)s->cpus.max_cpu ? s->cpu_index[ps.cpu] : -1;
+	if (idx < 0)
+		return -EINVAL;
+	if (s->o->callchain) {
+		if (nk) {
+			s->callchain[n++] = CTX_KERNEL;
+			memcpy(&s->callchain[n], ips, nk * 8);
+			n += nk;
+		}
+		if (nu) {
+			s->callchain[n++] = CTX_USER;
+			memcpy(&s->callchain[n], ips + nk, nu * 8);
+			n += nu;
+		}
+	}
+	out.misc = ps.user_mode ? PERF_RECORD_MISC_USER : PERF_RECORD_MISC_KERNEL;
+	out.id = s->se.ids[idx];
+	out.ip = ps.ip;
+	out.pid = ps.pid;
+	out.tid = ps.tid;
+	out.time = ps.time;
+	out.cpu = ps.cpu;
+	out.period = ps.period;
+	out.callchain = s->callchain;
+	out.nr_callchain = n;
+	pbuf_reset(&s->rec);
+	err = perfdata_encode_sample(&s->rec, s->sample_type, &out);
+	if (!err)
+		err = perfdata_writer__queue(s->w, ps.time, s->rec.data, s->rec.len);
+	if (err)
+		return err;
+	if (s->dt)
+		mark_hits(s, &ps, ips);
+	if (!s->first_time || ps.time < s->first_time)
+		s->first_time = ps.time;
+	if (ps.time > s->last_time)
+		s->last_time = ps.time;
+	s->samples++;
+	return 0;
+}
+
+int convert_ring_record(void *ctx, void *data, size_t size)
+{
+	struct session *s = ctx;
+	struct prec_rec_hdr h;
+	int err = -EINVAL;
+
+	if (size >= sizeof(h)) {
+		memcpy(&h, data, sizeof(h));
+		if (h.type == PREC_REC_SAMPLE)
+			err = convert_sample(s, data, size);
+	}
+	if (err == -ENOMEM)
+		return err;		/* stops the poll: fatal */
+	if (err && !s->bad_records++)
+		pr_warn("malformed record from the BPF ring buffer (type %u, %zu bytes); counting and skipping such records",
+			size >= sizeof(h) ? h.type : 0, size);
+	return 0;
+}
+
+/* Time in the sample_id_all trailer: {pid,tid}{time}{cpu,res}{id} at the end. */
+static __u64 trailer_time(const struct perf_event_header *h)
+{
+	__u64 t;
+
+	if (h->size < sizeof(*h) + PREC_SAMPLE_ID_SIZE)
+		return 0;
+	memcpy(&t, (const __u8 *)h + h->size - PREC_SAMPLE_ID_SIZE + 8, 8);
+	return t;
+}
+
+static bool is_target_pid(struct session *s, __u32 pid)
+{
+	return s->all || tidset_has(&s->targets, pid);
+}
+
+struct mmap2_body {
+	__u32 pid, tid;
+	__u64 start, len, pgoff;
+	union {
+		struct { __u32 maj, min; __u64 ino, ino_generation; };
+		struct { __u8 build_id_size, r0; __u16 r1; __u8 build_id[20]; };
+	};
+	__u32 prot, flags;
+	char filename[];
+};
+
+static int on_mmap2(struct session *s, const struct perf_event_header *h, __u64 time)
+{
+	const struct mmap2_body *b = (const void *)(h + 1);
+	size_t fixed = sizeof(*h) + sizeof(*b);
+	struct perfdata_mmap2 m = { 0 };
+	struct perfdata_sample_id sid;
+	const char *name;
+	size_t maxlen;
+
+	if (h->size < fixed + PREC_SAMPLE_ID_SIZE)
+		return -EINVAL;
+	if (!is_target_pid(s, b->pid))
+		return 0;
+	name = b->filename;
+	maxlen = h->size - fixed - PREC_SAMPLE_ID_SIZE;
+	if (!memchr(name, 0, maxlen))
+		return -EINVAL;
+	if (session_jit_mmap(s, b->pid, name, b->prot, time))
+		return 0;		/* the jitdump marker: not written */
+	if (!(b->prot & 4) && name[0] == '/')
+		return 0;		/* data mappings: perf record skips them too */
+	m.misc = h->misc & ~PERF_RECORD_MISC_MMAP_BUILD_ID;
+	m.pid = b->pid;
+	m.tid = b->tid;
+	m.start = b->start;
+	m.len = b->len;
+	m.pgoff = b->pgoff;
+	m.prot = b->prot;
+	m.flags = b->flags;
+	m.filename = name;
+	if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+		m.build_id_size = b->build_id_size <= 20 ? b->build_id_size : 0;
+		memcpy(m.build_id, b->build_id, m.build_id_size);
+	} else {
+		m.maj = b->maj;
+		m.min = b->min;
+		m.ino = b->ino;
+		m.ino_generation = b->ino_generation;
+	}
+	if (s->dt && name[0] == '/')
+		dso_table__mmap(s->dt, b->pid, b->start, b->len, name, m.build_id,
+				&m.build_id_size);
+	memcpy(&sid, (const __u8 *)h + h->size - PREC_SAMPLE_ID_SIZE, 8);
+	memcpy(&sid.time, (const __u8 *)h + h->size - PREC_SAMPLE_ID_SIZE + 8, 8);
+	memcpy(&sid.cpu, (const __u8 *)h + h->size - PREC_SAMPLE_ID_SIZE + 16, 4);
+	memcpy(&sid.id, (const __u8 *)h + h->size - PREC_SAMPLE_ID_SIZE + 24, 8);
+	pbuf_reset(&s->rec);
+	if (perfdata_encode_mmap2(&s->rec, &m, &sid))
+		return -ENOMEM;
+	return perfdata_writer__queue(s->w, time, s->rec.data, s->rec.len);
+}
+
+int convert_sideband_record(void *ctx, const struct perf_event_header *h)
+{
+	struct session *s = ctx;
+	const __u32 *w = (const __u32 *)(h + 1);
+	__u64 time = trailer_time(h);
+	int err = 0;
+
+	switch (h->type) {
+	case PERF_RECORD_MMAP2:
+		err = on_mmap2(s, h, time);
+		break;
+	case PERF_RECORD_FORK:
+		if (h->size < sizeof(*h) + 24 + PREC_SAMPLE_ID_SIZE)
+			return 0;
+		/* pid, ppid, tid, ptid */
+		if (!s->all && !s->by_tid && w[0] != w[1] && tidset_has(&s->targets, w[1]))
+			tidset_add(&s->targets, w[0]);
+		if (!is_target_pid(s, w[0]))
+			return 0;
+		if (s->dt && w[0] != w[1])
+			dso_table__fork(s->dt, w[1], w[0]);
+		err = perfdata_writer__queue(s->w, time, h, h->size);
+		break;
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_EXIT:
+		if (h->size < sizeof(*h) + 8 + PREC_SAMPLE_ID_SIZE)
+			return 0;
+		if (!is_target_pid(s, w[0]))
+			return 0;
+		err = perfdata_writer__queue(s->w, time, h, h->size);
+		break;
+	case PERF_RECORD_LOST:
+		if (h->size >= sizeof(*h) + 16) {
+			__u64 lost;
+
+			memcpy(&lost, (const __u8 *)h + sizeof(*h) + 8, 8);
+			s->sb_lost += lost;
+		}
+		err = perfdata_writer__queue(s->w, time, h, h->size);
+		break;
+	default:
+		break;		/* nothing else is asked for */
+	}
+	return err == -ENOMEM ? err : 0;
+}

@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "record/dsos.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "elf/buildid.h"
+#include "perfdata/buildid_cache.h"
+#include "util/log.h"
+
+#define MAX_OPEN_DSOS	4096
+
+struct dso {
+	char *name;
+	__u8 bid[20];
+	__u8 bid_size;
+	bool hit;
+	int fd;			/* the mapped file, for the cache; -1 if none */
+};
+
+struct pmap {
+	__u64 start, end;
+	int dso;
+};
+
+struct pmaps {
+	__u32 pid;
+	struct pmap *m;
+	size_t n, cap;
+};
+
+struct dso_table {
+	struct dso *dsos;
+	size_t nr, cap;
+	struct pmaps **procs;	/* open addressing, pid keyed */
+	size_t procs_cap, procs_nr;
+	int open_fds;
+	bool kernel_hit;
+	struct perfdata_build_id *out;
+	__u8 kbid[20], vbid[20];
+};
+
+struct dso_table *dso_table__new(void)
+{
+	return calloc(1, sizeof(struct dso_table));
+}
+
+void dso_table__free(struct dso_table *dt)
+{
+	size_t i;
+
+	if (!dt)
+		return;
+	for (i = 0; i < dt->nr; i++) {
+		free(dt->dsos[i].name);
+		if (dt->dsos[i].fd >= 0)
+			close(dt->dsos[i].fd);
+	}
+	for (i = 0; i < dt->procs_cap; i++) {
+		if (dt->procs[i]) {
+			free(dt->procs[i]->m);
+			free(dt->procs[i]);
+		}
+	}
+	free(dt->procs);
+	free(dt->dsos);
+	free(dt->out);
+	free(dt);
+}
+
+static struct pmaps **proc_slot(struct dso_table *dt, __u32 pid)
+{
+	size_t i = (pid * 2654435761u) & (dt->procs_cap - 1);
+
+	while (dt->procs[i] && dt->procs[i]->pid != pid)
+		i = (i + 1) & (dt->procs_cap - 1);
+	return &dt->procs[i];
+}
+
+static struct pmaps *proc_get(struct dso_table *dt, __u32 pid, bool create)
+{
+	struct pmaps **slot;
+
+	if (dt->procs_cap && (slot = proc_slot(dt, pid)) && *slot)
+		return *slot;
+	if (!create)
+		return NULL;
+	if ((dt->procs_nr + 1) * 2 > dt->procs_cap) {
+		size_t ncap = dt->procs_cap ? dt->procs_cap * 2 : 64, i;
+		struct pmaps **old = dt->procs;
+		size_t ocap = dt->procs_cap;
+
+		dt->procs = calloc(ncap, sizeof(*dt->procs));
+		if (!dt->procs) {
+			dt->procs = old;
+			return NULL;
+		}
+		dt->procs_cap = ncap;
+		for (i = 0; i < ocap; i++)
+			if (old[i])
+				*proc_slot(dt, old[i]->pid) = old[i];
+		free(old);
+	}
+	slot = proc_slot(dt, pid);
+	*slot = calloc(1, sizeof(**slot));
+	if (!*slot)
+		return NULL;
+	(*slot)->pid = pid;
+	dt->procs_nr++;
+	return *slot;
+}
+
+static int dso_find_or_add(struct dso_table *dt, const char *name, const __u8 *bid,
+			   __u8 bid_size)
+{
+	size_t i;
+	struct dso *d;
+
+	for (i = 0; i < dt->nr; i++) {
+		d = &dt->dsos[i];
+		if (strcmp(d->name, name))
+			continue;
+		if (d->bid_size == bid_size && !memcmp(d->bid, bid, bid_size))
+			return (int)i;
+	}
+	if (dt->nr == dt->cap) {
+		size_t ncap = dt->cap ? dt->cap * 2 : 64;
+		struct dso *n = realloc(dt->dsos, ncap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		dt->dsos = n;
+		dt->cap = ncap;
+	}
+	d = &dt->dsos[dt->nr];
+	memset(d, 0, sizeof(*d));
+	d->name = strdup(name);
+	if (!d->name)
+		return -ENOMEM;
+	memcpy(d->bid, bid, bid_size);
+	d->bid_size = bid_size;
+	d->fd = -1;
+	return (int)dt->nr++;
+}
+
+static int cmp_pmap(const void *a, const void *b)
+{
+	const struct pmap *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Insert [start,end) → dso; a later mapping replaces what it overlaps. */
+static int pmaps_insert(struct pmaps *p, __u64 start, __u64 end, int dso)
+{
+	struct pmap *n = malloc((p->n * 2 + 1) * sizeof(*n));
+	size_t i, w = 0;
+
+	if (!n)
+		return -ENOMEM;
+	for (i = 0; i < p->n; i++) {
+		struct pmap m = p->m[i];
+
+		if (m.end <= start || m.start >= end) {
+			n[w++] = m;
+			continue;
+		}
+		if (m.start < start)
+			n[w++] = (struct pmap){ m.start, start, m.dso };
+		if (m.end > end)
+			n[w++] = (struct pmap){ end, m.end, m.dso };
+	}
+	n[w++] = (struct pmap){ start, end, dso };
+	qsort(n, w, sizeof(*n), cmp_pmap);
+	free(p->m);
+	p->m = n;
+	p->n = p->cap = w;
+	return 0;
+}
+
+static int open_mapped_file(__u32 pid, __u64 start, __u64 len, const char *name)
+{
+	char path[4200];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64,
+		 pid, (uint64_t)start, (uint64_t)(start + len));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 || name[0] != '/')
+		return fd;
+	snprintf(path, sizeof(path), "/proc/%u/root%s", pid, name);
+	return open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+}
+
+int dso_table__mmap(struct dso_table *dt, __u32 pid, __u64 start, __u64 len,
+		    const char *name, __u8 *bid, __u8 *bid_size)
+{
+	struct pmaps *p = proc_get(dt, pid, true);
+	bool file = name[0] == '/';
+	int idx, fd = -1;
+
+	if (!p)
+		return -ENOMEM;
+	if (file && (!*bid_size || dt->open_fds < MAX_OPEN_DSOS))
+		fd = open_mapped_file(pid, start, len, name);
+	if (fd >= 0 && !*bid_size) {
+		int n = elf_build_id_fd(fd, bid);
+
+		*bid_size = n > 0 ? (__u8)n : 0;
+	}
+	idx = dso_find_or_add(dt, name, bid, *bid_size);
+	if (idx < 0) {
+		if (fd >= 0)
+			close(fd);
+		return idx;
+	}
+	if (fd >= 0 && dt->dsos[idx].fd < 0 && dt->open_fds < MAX_OPEN_DSOS) {
+		dt->dsos[idx].fd = fd;
+		dt->open_fds++;
+	} else if (fd >= 0) {
+		close(fd);
+	}
+	return pmaps_insert(p, start, start + len, idx);
+}
+
+void dso_table__fork(struct dso_table *dt, __u32 ppid, __u32 pid)
+{
+	struct pmaps *pp = proc_get(dt, ppid, false), *c;
+
+	if (!pp || pp->pid == pid)
+		return;
+	c = proc_get(dt, pid, true);
+	pp = proc_get(dt, ppid, false);	/* the table may have grown */
+	if (!c || !pp || c->n)
+		return;
+	c->m = malloc((pp->n ? pp->n : 1) * sizeof(*c->m));
+	if (!c->m)
+		return;
+	memcpy(c->m, pp->m, pp->n * sizeof(*c->m));
+	c->n = c->cap = pp->n;
+}
+
+void dso_table__hit(struct dso_table *dt, __u32 pid, __u64 ip)
+{
+	struct pmaps *p = proc_get(dt, pid, false);
+	size_t lo = 0, hi;
+
+	if (!p)
+		return;
+	hi = p->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (ip < p->m[mid].start)
+			hi = mid;
+		else if (ip >= p->m[mid].end)
+			lo = mid + 1;
+		else {
+			dt->dsos[p->m[mid].dso].hit = true;
+			return;
+		}
+	}
+}
+
+void dso_table__kernel_hit(struct dso_table *dt)
+{
+	dt->kernel_hit = true;
+}
+
+int dso_table__add_build_id(struct dso_table *dt, const char *name, const __u8 *bid,
+			    __u8 size, bool hit)
+{
+	int idx = dso_find_or_add(dt, name, bid, size);
+
+	if (idx < 0)
+		return idx;
+	dt->dsos[idx].hit |= hit;
+	return 0;
+}
+
+static void cache_kernel(const char *dir, const __u8 *bid, int n)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	struct pbuf b = { 0 };
+	char line[4096];
+	size_t got;
+
+	if (!f)
+		return;
+	while ((got = fread(line, 1, sizeof(line), f)) > 0)
+		pbuf_put(&b, line, got);
+	fclose(f);
+	if (!b.err && b.len)
+		buildid_cache__add_data(dir, "[kernel.kallsyms]", bid, n, b.data, b.len);
+	pbuf_free(&b);
+}
+
+int dso_table__finish(struct dso_table *dt, const char *cache_dir, bool kernel,
+		      const struct perfdata_build_id **ids, size_t *nr)
+{
+	const void *vimg = NULL;
+	size_t vlen = 0, i, n = 0;
+	int kn = kernel ? kernel_build_id(dt->kbid) : -1;
+	int vn = vdso_build_id(dt->vbid, &vimg, &vlen);
+
+	free(dt->out);
+	dt->out = calloc(dt->nr + 2, sizeof(*dt->out));
+	if (!dt->out)
+		return -ENOMEM;
+	if (kn > 0) {
+		dt->out[n++] = (struct perfdata_build_id){
+			.cpumode = PERF_RECORD_MISC_KERNEL, .size = (__u8)kn,
+			.filename = "[kernel.kallsyms]",
+		};
+		memcpy(dt->out[n - 1].id, dt->kbid, (size_t)kn);
+		if (cache_dir && dt->kernel_hit)
+			cache_kernel(cache_dir, dt->kbid, kn);
+	}
+	if (vn > 0) {
+		dt->out[n++] = (struct perfdata_build_id){
+			.cpumode = PERF_RECORD_MISC_USER, .size = (__u8)vn, .filename = "[vdso]",
+		};
+		memcpy(dt->out[n - 1].id, dt->vbid, (size_t)vn);
+		if (cache_dir)
+			buildid_cache__add_data(cache_dir, "[vdso]", dt->vbid, vn, vimg, vlen);
+	}
+	for (i = 0; i < dt->nr; i++) {
+		struct dso *d = &dt->dsos[i];
+
+		if (!d->bid_size || d->name[0] != '/')
+			continue;
+		dt->out[n] = (struct perfdata_build_id){
+			.cpumode = PERF_RECORD_MISC_USER, .size = d->bid_size, .filename = d->name,
+		};
+		memcpy(dt->out[n++].id, d->bid, d->bid_size);
+		if (cache_dir && d->hit && d->fd >= 0) {
+			int err = buildid_cache__add_fd(cache_dir, d->name, d->bid,
+							d->bid_size, d->fd);
+
+			if (err)
+				pr_debug("cannot add %s to the build-id cache: %s", d->name,
+					 strerror(-err));
+		}
+	}
+	*ids = dt->out;
+	*nr = n;
+	return 0;
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What each target process maps, which of those DSOs have samples, and
+ * their build-ids: feeds HEADER_BUILD_ID and perf's build-id cache.
+ */
+#ifndef PRECORD_RECORD_DSOS_H
+#define PRECORD_RECORD_DSOS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "perfdata/env.h"
+
+struct dso_table;
+
+struct dso_table *dso_table__new(void);
+void dso_table__free(struct dso_table *dt);
+
+/*
+ * An executable mapping of name in process pid.  bid/bid_size: the build
+ * id if known (0 = read it from the file).  The file is opened through
+ * /proc/PID/map_files (so binaries in other mount namespaces work) and
+ * kept open for the build-id cache.  Fills bid/bid_size when it read the
+ * build id itself (bid must have room for 20 bytes).
+ */
+int dso_table__mmap(struct dso_table *dt, __u32 pid, __u64 start, __u64 len,
+		    const char *name, __u8 *bid, __u8 *bid_size);
+/* A new process pid, forked from ppid: it starts with its parent's maps. */
+void dso_table__fork(struct dso_table *dt, __u32 ppid, __u32 pid);
+/* Mark the DSO containing user address ip of pid as sampled. */
+void dso_table__hit(struct dso_table *dt, __u32 pid, __u64 ip);
+void dso_table__kernel_hit(struct dso_table *dt);
+
+/*
+ * At the end: BUILD_ID entries (every DSO with a build-id that a target
+ * mapped, the kernel and [vdso]) and copies of the sampled ones in the
+ * build-id cache at cache_dir (NULL: no cache).  The array stays valid
+ * until dso_table__free.
+ */
+int dso_table__finish(struct dso_table *dt, const char *cache_dir, bool kernel,
+		      const struct perfdata_build_id **ids, size_t *nr);
+/* Extra entries (JIT images) to add to BUILD_ID. */
+int dso_table__add_build_id(struct dso_table *dt, const char *name,
+			    const __u8 *bid, __u8 size, bool hit);
+
+#endif

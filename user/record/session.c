@@ -1,0 +1,745 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * One recording, top to bottom:
+ *   check prerequisites → open+configure+load BPF → targets → output file →
+ *   attrs → synthesize what exists → side-band + sampling events → start the
+ *   command → poll loop (rings, flush, status) → stop → drain → JIT and
+ *   tracing finish → features → summary.
+ * Teardown runs in reverse order; every free is NULL-safe.
+ */
+#include "record/session.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+#include <bpf/bpf.h>
+
+#include "precord/bpf_abi.h"
+#include "precord/perf_file.h"
+#include "perfdata/buildid_cache.h"
+#include "perfdata/record.h"
+#include "perfdata/writer.h"
+#include "record/dsos.h"
+#include "record/session_int.h"
+#include "record/synth.h"
+#include "record/target.h"
+#include "sample.skel.h"
+#include "util/log.h"
+
+static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t child_exited;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static void on_sigchld(int sig)
+{
+	(void)sig;
+	child_exited = 1;
+}
+
+static __u64 now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG && log_verbosity < 2)
+		return 0;
+	if (level == LIBBPF_INFO && log_verbosity < 1)
+		return 0;
+	if (log_verbosity < 1)
+		return 0;	/* libbpf's own warnings only with -v: we report failures */
+	return vfprintf(stderr, fmt, ap);
+}
+
+/* ---- status line ------------------------------------------------------ */
+
+static bool status_on;
+static bool status_shown;
+
+static void status_erase(void)
+{
+	if (status_shown) {
+		fputs("\r\033[K", stderr);
+		status_shown = false;
+	}
+}
+
+static void status_show(struct session *s)
+{
+	double secs = (double)(now_ns(CLOCK_MONOTONIC) - s->start_ns) / 1e9;
+	__u64 lost = s->lost_reported + s->sb_lost;
+
+	if (!status_on)
+		return;
+	fprintf(stderr, "\r\033[K[ precord: %.1f s, %llu samples, %.3f MB, %llu lost ]",
+		secs, (unsigned long long)s->samples,
+		(double)perfdata_writer__file_size(s->w) / (1024.0 * 1024.0),
+		(unsigned long long)lost);
+	status_shown = true;
+}
+
+/* ---- prerequisites ---------------------------------------------------- */
+
+static int check_prereqs(void)
+{
+	if (geteuid() != 0) {
+		pr_err("must run as root to load BPF programs and open perf events: try 'sudo precord ...'");
+		return -EPERM;
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		pr_err("this kernel has no BTF (/sys/kernel/btf/vmlinux is missing): precord needs CONFIG_DEBUG_INFO_BTF=y; run 'precord check'");
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* ---- events ------------------------------------------------------------ */
+
+struct event_name {
+	const char *name;
+	__u32 type;
+	__u64 config;
+};
+
+static const struct event_name events[] = {
+	{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
+	{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
+	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
+	{ "cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
+	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
+	{ "cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
+	{ "cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES },
+	{ "branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
+	{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
+	{ "ref-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES },
+};
+
+static const struct event_name *find_event(const char *name)
+{
+	char base[64];
+
+	snprintf(base, sizeof(base), "%s", name);
+	base[strcspn(base, ":")] = 0;	/* modifiers such as :u or :ppp */
+	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
+		if (!strcmp(base, events[i].name))
+			return &events[i];
+	return NULL;
+}
+
+static void sample_attr(const struct prec_opts *o, const struct event_name *ev,
+			struct perf_event_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = ev->type;
+	a->config = ev->config;
+	if (o->period) {
+		a->sample_period = o->period;
+	} else {
+		a->freq = 1;
+		a->sample_freq = o->freq;
+	}
+	a->sample_type = PREC_SAMPLE_BASE_BITS | (o->callchain ? PERF_SAMPLE_CALLCHAIN : 0);
+	a->sample_id_all = 1;
+	a->use_clockid = 1;
+	a->clockid = o->clockid;
+	a->exclude_idle = 0;
+}
+
+static void sideband_attr(struct perf_event_attr *a, int clockid)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_DUMMY;
+	a->sample_period = 1;
+	a->sample_type = PREC_SAMPLE_BASE_BITS;
+	a->sample_id_all = 1;
+	a->mmap = 1;
+	a->mmap2 = 1;
+	a->comm = 1;
+	a->comm_exec = 1;
+	a->task = 1;
+	a->build_id = 1;
+	a->use_clockid = 1;
+	a->clockid = clockid;
+	a->watermark = 1;
+	a->wakeup_watermark = 1;
+	a->disabled = 0;
+}
+
+static int open_sampling(struct session *s, const struct event_name *ev)
+{
+	struct perf_event_attr a;
+	int err;
+
+	sample_attr(s->o, ev, &a);
+	err = sample_events__open(&s->se, &a, &s->cpus, s->skel->progs.on_sample);
+	if (err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV) {
+		pr_err("event '%s' is not supported on this machine%s: use -e cpu-clock",
+		       s->o->event, ev->type == PERF_TYPE_HARDWARE ? " (no hardware PMU)" : "");
+		return err;
+	}
+	if (err) {
+		pr_err("cannot open the sampling event '%s': %s", ev->name, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+/* ---- BPF -------------------------------------------------------------- */
+
+static int load_bpf(struct session *s)
+{
+	const struct prec_opts *o = s->o;
+	__u32 ring = 8u << 20;
+	int err;
+
+	s->skel = sample_bpf__open();
+	if (!s->skel) {
+		pr_err("cannot open the BPF programs: %s", strerror(errno));
+		return -errno;
+	}
+	s->skel->rodata->filter_mode = s->all ? PREC_FILTER_ALL :
+				       s->by_tid ? PREC_FILTER_TID : PREC_FILTER_TGID;
+	s->skel->rodata->want_callchain = o->callchain;
+	s->skel->rodata->keep_idle = s->all;
+	if (o->mmap_pages)
+		ring = o->mmap_pages * 4096u;
+	if (ring < 65536)
+		ring = 65536;
+	bpf_map__set_max_entries(s->skel->maps.events, ring);
+	err = sample_bpf__load(s->skel);
+	if (err) {
+		pr_err("cannot load the BPF programs: %s; run 'precord check'", strerror(-err));
+		return err;
+	}
+	if (!s->all && !s->by_tid) {
+		s->skel->links.on_fork = bpf_program__attach(s->skel->progs.on_fork);
+		if (!s->skel->links.on_fork) {
+			err = -errno;
+			pr_err("cannot attach to sched_process_fork: %s", strerror(-err));
+			return err;
+		}
+	}
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), convert_ring_record, s, NULL);
+	if (!s->rb) {
+		err = -errno;
+		pr_err("cannot set up the BPF ring buffer: %s", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+static int add_target(struct session *s, __u32 id)
+{
+	__u8 one = 1;
+
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.targets), &id, &one, BPF_ANY))
+		return -errno;
+	return tidset_add(&s->targets, id);
+}
+
+/* ---- output ------------------------------------------------------------ */
+
+static int open_output(struct session *s)
+{
+	const char *path = s->o->output;
+	struct stat st;
+	char *old;
+
+	if (!lstat(path, &st)) {
+		if (!S_ISREG(st.st_mode)) {
+			pr_err("cannot write %s: it exists and is not a regular file", path);
+			return -EEXIST;
+		}
+		if (asprintf(&old, "%s.old", path) < 0)
+			return -ENOMEM;
+		if (rename(path, old)) {
+			int err = -errno;
+
+			pr_err("cannot rename %s to %s: %s", path, old, strerror(-err));
+			free(old);
+			return err;
+		}
+		free(old);
+	}
+	s->out_fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (s->out_fd < 0) {
+		int err = -errno;
+
+		pr_err("cannot create %s: %s; choose another file with -o", path, strerror(-err));
+		return err;
+	}
+	s->out_path = strdup(path);
+	s->w = perfdata_writer__new(s->out_fd);
+	if (!s->w || !s->out_path)
+		return -ENOMEM;
+	s->out_fd = -1;		/* owned by the writer */
+	return 0;
+}
+
+static void discard_output(struct session *s)
+{
+	if (s->out_path) {
+		unlink(s->out_path);
+		free(s->out_path);
+		s->out_path = NULL;
+	}
+}
+
+static int add_evsels(struct session *s, const struct event_name *ev)
+{
+	char name[64];
+	int err;
+
+	if (s->sampling) {
+		snprintf(name, sizeof(name), "%s", ev->name);
+		err = perfdata_writer__add_evsel(s->w, &s->se.attr, name, s->se.ids,
+						 (__u32)s->se.nr);
+		if (err < 0)
+			return err;
+	}
+	{
+		__u64 *ids = calloc((size_t)s->sb.nr, sizeof(__u64));
+
+		if (!ids)
+			return -ENOMEM;
+		for (int i = 0; i < s->sb.nr; i++)
+			ids[i] = s->sb.rings[i].id;
+		err = perfdata_writer__add_evsel(s->w, &s->sb.attr, "dummy:HG", ids,
+						 (__u32)s->sb.nr);
+		free(ids);
+		if (err < 0)
+			return err;
+	}
+	err = session_trace_add_evsels(s);
+	return err < 0 ? err : 0;
+}
+
+static int synthesize(struct session *s)
+{
+	struct pbuf b = { 0 };
+	int err = synth_kernel(&b);
+
+	if (!err && s->all) {
+		err = synth_all(&b, s->dt);
+	} else if (!err) {
+		for (size_t i = 0; !err && i < s->targets.cap; i++) {
+			__u32 id = s->targets.keys[i];
+			int tgid;
+
+			if (!id || (s->child > 0 && id == (__u32)s->child))
+				continue;
+			tgid = s->by_tid ? proc_tgid(id) : (int)id;
+			if (tgid > 0)
+				err = synth_process(&b, s->dt, (__u32)tgid, false);
+		}
+	}
+	if (!err)
+		err = perfdata_encode_finished_init(&b);
+	if (!err)
+		err = perfdata_writer__append(s->w, b.data, b.len);
+	pbuf_free(&b);
+	return err;
+}
+
+/* ---- the loop ---------------------------------------------------------- */
+
+static __u64 read_drops(struct session *s)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *v = calloc((size_t)ncpu, sizeof(__u64)), sum = 0;
+	__u32 zero = 0;
+
+	if (!v)
+		return 0;
+	if (!bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.drops), &zero, v))
+		for (int i = 0; i < ncpu; i++)
+			sum += v[i];
+	free(v);
+	return sum;
+}
+
+/* Drops counted in BPF since the last call become one LOST_SAMPLES record. */
+static int report_drops(struct session *s, __u64 time)
+{
+	__u64 total = read_drops(s) + session_trace_lost(s), lost;
+	struct perfdata_sample_id sid = { .time = time };
+
+	if (total <= s->lost_reported)
+		return 0;
+	lost = total - s->lost_reported;
+	s->lost_reported = total;
+	if (s->sampling)
+		sid.id = s->se.ids[0];
+	pbuf_reset(&s->rec);
+	if (perfdata_encode_lost_samples(&s->rec, lost, &sid))
+		return -ENOMEM;
+	return perfdata_writer__queue(s->w, time, s->rec.data, s->rec.len);
+}
+
+static int drain(struct session *s)
+{
+	int err = sideband__drain(&s->sb, convert_sideband_record, s);
+
+	if (err >= 0)
+		err = ring_buffer__consume(s->rb);
+	if (err >= 0)
+		err = session_trace_consume(s);
+	return err < 0 ? err : 0;
+}
+
+static bool targets_gone(struct session *s)
+{
+	int alive = 0;
+
+	if (s->child > 0)
+		return s->child_done;
+	if (!s->nr_pidfds)
+		return false;
+	for (int i = 0; i < s->nr_pidfds; i++) {
+		struct pollfd p = { .fd = s->pidfds[i], .events = POLLIN };
+
+		if (s->pidfds[i] >= 0 && poll(&p, 1, 0) == 0)
+			alive++;
+	}
+	return alive == 0;
+}
+
+static void reap_child(struct session *s)
+{
+	int st;
+
+	if (s->child <= 0 || s->child_done)
+		return;
+	if (waitpid(s->child, &st, WNOHANG) == s->child) {
+		s->child_status = st;
+		s->child_done = true;
+	}
+}
+
+static int run_loop(struct session *s)
+{
+	const struct prec_opts *o = s->o;
+	__u64 deadline = o->duration > 0 ? s->start_ns + (__u64)(o->duration * 1e9) : 0;
+	__u64 prev_mark = 0, last_status = 0;
+	int err = 0;
+
+	while (!stop_signal) {
+		__u64 mark = now_ns(CLOCK_MONOTONIC);
+
+		err = ring_buffer__poll(s->rb, 100);
+		if (err == -EINTR)
+			err = 0;
+		if (err >= 0)
+			err = drain(s);
+		if (!err)
+			err = session_jit_poll(s);
+		if (!err)
+			err = report_drops(s, mark);
+		if (!err)
+			err = perfdata_writer__flush(s->w, prev_mark);
+		if (err) {
+			pr_err("recording failed: %s", strerror(-err));
+			return err;
+		}
+		prev_mark = mark;
+		if (child_exited)
+			reap_child(s);
+		if (targets_gone(s) || (deadline && mark >= deadline))
+			break;
+		if (mark - last_status >= 1000000000ULL) {
+			status_show(s);
+			last_status = mark;
+		}
+	}
+	return 0;
+}
+
+/* ---- teardown ---------------------------------------------------------- */
+
+static void stop_sampling(struct session *s)
+{
+	sample_events__close(&s->se);
+}
+
+static int finish_file(struct session *s, __u64 tod, __u64 mono)
+{
+	const struct perfdata_build_id *ids = NULL;
+	size_t nr_ids = 0;
+	char *cache = NULL;
+	struct perfdata_env env = {
+		.argc = s->o->argc, .argv = s->o->argv,
+		.first_sample_time = s->first_time, .last_sample_time = s->last_time,
+		.have_clock = true, .clockid = s->o->clockid,
+		.clock_tod_ns = tod, .clock_ns = mono,
+	};
+	struct timespec res;
+	int err;
+
+	if (!clock_getres(s->o->clockid, &res))
+		env.clock_res_ns = (__u64)res.tv_sec * 1000000000ULL + (__u64)res.tv_nsec;
+	err = drain(s);
+	if (!err)
+		err = session_trace_finish(s);
+	if (!err)
+		err = session_jit_finish(s);
+	if (!err)
+		err = report_drops(s, now_ns(CLOCK_MONOTONIC));
+	if (err)
+		return err;
+	if (!s->o->no_buildid_cache)
+		cache = buildid_cache_dir(s->o->buildid_dir);
+	err = dso_table__finish(s->dt, cache, true, &ids, &nr_ids);
+	free(cache);
+	if (err)
+		return err;
+	env.build_ids = ids;
+	env.nr_build_ids = nr_ids;
+	return perfdata_writer__finish(s->w, &env);
+}
+
+static void teardown(struct session *s)
+{
+	session_trace_free(s);
+	session_jit_free(s);
+	sample_events__close(&s->se);
+	sideband__close(&s->sb);
+	ring_buffer__free(s->rb);
+	sample_bpf__destroy(s->skel);
+	perfdata_writer__free(s->w);
+	dso_table__free(s->dt);
+	for (int i = 0; i < s->nr_pidfds; i++)
+		if (s->pidfds[i] >= 0)
+			close(s->pidfds[i]);
+	free(s->pidfds);
+	free(s->cpu_index);
+	free(s->callchain);
+	cpu_set_list__free(&s->cpus);
+	tidset_free(&s->targets);
+	tidset_free(&s->jit_pids);
+	pbuf_free(&s->rec);
+	free(s->out_path);
+	free(s->jit_dir);
+}
+
+static void print_summary(struct session *s)
+{
+	__u64 lost = s->lost_reported + s->sb_lost;
+	char extra[96] = "";
+
+	status_erase();
+	if (s->o->quiet)
+		return;
+	session_trace_summary(s, extra, sizeof(extra));
+	fprintf(stderr, "[ precord: Captured and wrote %.3f MB %s (%llu samples%s, %llu lost) ]\n",
+		(double)perfdata_writer__file_size(s->w) / (1024.0 * 1024.0), s->o->output,
+		(unsigned long long)s->samples, extra, (unsigned long long)lost);
+	if (s->bad_records)
+		pr_warn("%llu malformed records from the kernel were skipped",
+			(unsigned long long)s->bad_records);
+}
+
+static int setup_targets(struct session *s)
+{
+	const struct prec_opts *o = s->o;
+	int err = 0;
+
+	s->pidfds = calloc(PREC_MAX_PIDS, sizeof(int));
+	if (!s->pidfds)
+		return -ENOMEM;
+	for (int i = 0; !err && i < o->nr_pids; i++) {
+		err = target_check_pid(o->pids[i], "PID");
+		if (!err)
+			err = add_target(s, (__u32)o->pids[i]);
+		if (!err)
+			s->pidfds[s->nr_pidfds++] = target_pidfd(o->pids[i]);
+	}
+	for (int i = 0; !err && i < o->nr_tids; i++) {
+		err = target_check_pid(o->tids[i], "TID");
+		if (!err)
+			err = add_target(s, (__u32)o->tids[i]);
+		if (!err)
+			s->pidfds[s->nr_pidfds++] = target_pidfd(o->tids[i]);
+	}
+	return err;
+}
+
+static int start_command(struct session *s)
+{
+	int err = target_spawn(s->o->cmd, &s->child, &s->go_fd, &s->exec_err_fd);
+
+	if (err) {
+		pr_err("cannot start '%s': %s", s->o->cmd[0], strerror(-err));
+		return err;
+	}
+	if (!s->all && !s->o->nr_pids && !s->o->nr_tids)
+		err = add_target(s, (__u32)s->child);
+	return err;
+}
+
+int record_session__run(const struct prec_opts *o)
+{
+	struct session s = { .o = o, .out_fd = -1, .go_fd = -1, .exec_err_fd = -1 };
+	const struct event_name *ev = NULL;
+	struct perf_event_attr sba;
+	struct sigaction sa = { .sa_handler = on_signal };
+	__u64 tod, mono;
+	int err, status = 1;
+	bool output_made = false;
+
+	log_verbosity = o->quiet ? -1 : o->verbose;
+	libbpf_set_print(libbpf_print);
+	status_on = !o->quiet && isatty(STDERR_FILENO);
+	log_before_print = status_erase;
+	s.all = o->all_cpus;
+	s.by_tid = o->nr_tids > 0;
+	s.sampling = !o->nr_trace_specs || o->sample_explicit;
+
+	err = check_prereqs();
+	if (err)
+		goto out;
+	if (s.sampling) {
+		const char *name = o->event ? o->event : "cpu-clock";
+
+		ev = find_event(name);
+		if (!ev) {
+			pr_err("unknown event '%s': give cpu-clock, task-clock, cycles or instructions", name);
+			err = -EINVAL;
+			goto out;
+		}
+	}
+	err = cpu_set_list__parse(&s.cpus, o->cpu_list);
+	if (err) {
+		pr_err("bad CPU list '%s': %s", o->cpu_list ? o->cpu_list : "(online)", strerror(-err));
+		goto out;
+	}
+	s.cpu_index = malloc((size_t)s.cpus.max_cpu * sizeof(int));
+	s.callchain = malloc((2 + 2 * PREC_MAX_STACK) * sizeof(__u64));
+	s.dt = dso_table__new();
+	if (!s.cpu_index || !s.callchain || !s.dt) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (int i = 0; i < s.cpus.max_cpu; i++)
+		s.cpu_index[i] = -1;
+	for (int i = 0; i < s.cpus.nr; i++)
+		s.cpu_index[s.cpus.cpus[i]] = i;
+
+	err = load_bpf(&s);
+	if (!err)
+		err = setup_targets(&s);
+	if (!err && o->cmd) {
+		sigaction(SIGCHLD, &(struct sigaction){ .sa_handler = on_sigchld }, NULL);
+		err = start_command(&s);
+	}
+	if (!err)
+		err = session_trace_setup(&s);
+	if (!err)
+		err = session_jit_setup(&s);
+	if (err)
+		goto out;
+
+	sideband_attr(&sba, o->clockid);
+	err = sideband__open(&s.sb, &sba, &s.cpus, 128);
+	if (err) {
+		pr_err("cannot open side-band events: %s", strerror(-err));
+		goto out;
+	}
+	if (s.sampling) {
+		err = open_sampling(&s, ev);
+		if (err)
+			goto out;
+		s.sample_type = s.se.attr.sample_type;
+	}
+	err = open_output(&s);
+	if (err)
+		goto out;
+	output_made = true;
+	err = add_evsels(&s, ev);
+	if (!err)
+		err = perfdata_writer__begin(s.w);
+	if (!err)
+		err = synthesize(&s);
+	if (err) {
+		pr_err("cannot write %s: %s", o->output, strerror(-err));
+		goto out;
+	}
+	perfdata_writer__set_rounds(s.w, !o->jit);
+	{
+		struct timeval tv;
+
+		gettimeofday(&tv, NULL);
+		mono = now_ns(CLOCK_MONOTONIC);
+		tod = (__u64)tv.tv_sec * 1000000000ULL + (__u64)tv.tv_usec * 1000ULL;
+	}
+	s.start_ns = mono;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	if (s.child > 0) {
+		err = target_release(s.child, &s.go_fd, &s.exec_err_fd);
+		if (err) {
+			pr_err("cannot run '%s': %s", o->cmd[0], strerror(-err));
+			waitpid(s.child, NULL, 0);
+			s.child = 0;
+			goto out;
+		}
+	}
+	if (!o->quiet && o->verbose)
+		pr_info("recording; press Ctrl-C to stop");
+	err = run_loop(&s);
+	if (stop_signal == SIGTERM && s.child > 0 && !s.child_done)
+		kill(s.child, SIGTERM);
+	stop_sampling(&s);
+	if (!err)
+		err = finish_file(&s, tod, mono);
+	if (err) {
+		pr_err("cannot finish %s: %s", o->output, strerror(-err));
+		goto out;
+	}
+	print_summary(&s);
+	status = 0;
+	if (s.child > 0) {
+		if (!s.child_done && waitpid(s.child, &s.child_status, 0) == s.child)
+			s.child_done = true;
+		if (WIFEXITED(s.child_status))
+			status = WEXITSTATUS(s.child_status);
+	}
+	output_made = false;
+out:
+	status_erase();
+	if (s.child > 0 && !s.child_done) {
+		kill(s.child, SIGKILL);
+		waitpid(s.child, NULL, 0);
+	}
+	if (s.go_fd >= 0)
+		close(s.go_fd);
+	if (s.exec_err_fd >= 0)
+		close(s.exec_err_fd);
+	if (output_made)
+		discard_output(&s);
+	teardown(&s);
+	return err ? 1 : status;
+}

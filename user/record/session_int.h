@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* State of one recording, shared by session.c (set-up, loop, teardown)
+ * and convert.c (ring records → perf.data records). */
+#ifndef PRECORD_RECORD_SESSION_INT_H
+#define PRECORD_RECORD_SESSION_INT_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+#include "opts.h"
+#include "record/events.h"
+#include "record/tidset.h"
+#include "util/buf.h"
+
+struct sample_bpf;
+struct ring_buffer;
+struct perfdata_writer;
+struct dso_table;
+struct trace_session;
+struct jit_merger;
+
+struct session {
+	const struct prec_opts *o;
+	struct sample_bpf *skel;
+	struct ring_buffer *rb;
+	struct cpu_set_list cpus;
+	int *cpu_index;			/* cpu number → index in cpus/ids */
+	struct sample_events se;
+	struct sideband sb;
+	struct perfdata_writer *w;
+	struct dso_table *dt;
+	struct trace_session *ts;
+	struct jit_merger *jm;
+	struct pbuf rec;		/* scratch for one encoded record */
+	struct tidset targets;		/* tgids (or tids with -t) recorded */
+	struct tidset jit_pids;		/* processes with anonymous exec memory */
+	bool sampling;
+	bool all;			/* -a */
+	bool by_tid;			/* -t */
+	__u64 sample_type;
+	__u64 *callchain;		/* scratch: 2 markers + 2 stacks */
+
+	pid_t child;			/* -- command */
+	int go_fd, exec_err_fd;
+	int child_status;
+	bool child_done;
+	int *pidfds;
+	int nr_pidfds;
+
+	char *out_path;
+	int out_fd;
+	char *jit_dir;
+
+	__u64 samples, bad_records, lost_reported, sb_lost;
+	__u64 first_time, last_time;
+	__u64 start_ns;
+};
+
+/* A target maps name: JIT markers and anonymous code are noted for the JIT
+ * merger (jit.c).  Returns true if the mapping must not be written. */
+bool session_jit_mmap(struct session *s, __u32 pid, const char *name, __u32 prot, __u64 time);
+
+/* Tracing (trace_glue.c): set-up before the output, attrs, per-loop drain,
+ * end, counters for the summary. */
+int session_trace_setup(struct session *s);
+int session_trace_add_evsels(struct session *s);
+int session_trace_consume(struct session *s);
+int session_trace_finish(struct session *s);
+__u64 session_trace_lost(struct session *s);
+void session_trace_summary(struct session *s, char *buf, size_t n);
+void session_trace_free(struct session *s);
+
+/* JIT merging (jit_glue.c). */
+int session_jit_setup(struct session *s);
+int session_jit_poll(struct session *s);
+int session_jit_finish(struct session *s);
+void session_jit_free(struct session *s);
+
+int convert_ring_record(void *ctx, void *data, size_t size);
+int convert_sideband_record(void *ctx, const struct perf_event_header *h);
+
+#endif

@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "record/synth.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "perfdata/record.h"
+#include "record/dsos.h"
+#include "util/log.h"
+
+struct ksym_range {
+	__u64 text, etext, first_module;
+};
+
+static void kallsyms_range(struct ksym_range *r)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char line[512], name[256], type;
+	unsigned long long addr;
+
+	memset(r, 0, sizeof(*r));
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
+			continue;
+		if (!strcmp(name, "_text"))
+			r->text = addr;
+		else if (!strcmp(name, "_stext") && !r->text)
+			r->text = addr;
+		else if (!strcmp(name, "_etext"))
+			r->etext = addr;
+		if (r->text && r->etext)
+			break;
+	}
+	fclose(f);
+}
+
+int synth_kernel(struct pbuf *out)
+{
+	struct ksym_range r;
+	FILE *f;
+	char line[512], name[128];
+	unsigned long long size, addr;
+	int err;
+
+	kallsyms_range(&r);
+	if (!r.text) {
+		pr_warn("cannot read kernel symbol addresses from /proc/kallsyms (kptr_restrict?); kernel frames will not resolve");
+		return 0;
+	}
+	err = perfdata_encode_kernel_mmap(out, r.text, r.etext > r.text ? r.etext - r.text :
+					  ~0ULL - r.text, r.text, "[kernel.kallsyms]_text", NULL);
+	if (err)
+		return err;
+	f = fopen("/proc/modules", "r");
+	if (!f)
+		return 0;
+	/* name size refcount deps state address */
+	while (fgets(line, sizeof(line), f)) {
+		char mod[140];
+
+		if (sscanf(line, "%127s %llu %*s %*s %*s %llx", name, &size, &addr) != 3 || !addr)
+			continue;
+		snprintf(mod, sizeof(mod), "[%s]", name);
+		err = perfdata_encode_kernel_mmap(out, addr, size, 0, mod, NULL);
+		if (err)
+			break;
+	}
+	fclose(f);
+	return err;
+}
+
+static int read_small(const char *path, char *buf, size_t n)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t r;
+
+	if (fd < 0)
+		return -errno;
+	r = read(fd, buf, n - 1);
+	close(fd);
+	if (r < 0)
+		return -errno;
+	buf[r] = 0;
+	return (int)r;
+}
+
+static long status_field(const char *status, const char *key)
+{
+	const char *p = strstr(status, key);
+
+	return p ? strtol(p + strlen(key), NULL, 10) : -1;
+}
+
+int proc_tgid(__u32 tid)
+{
+	char path[64], status[4096];
+	long tgid;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", tid);
+	if (read_small(path, status, sizeof(status)) < 0)
+		return -ESRCH;
+	tgid = status_field(status, "\nTgid:");
+	return tgid > 0 ? (int)tgid : -ESRCH;
+}
+
+static void thread_comm(__u32 pid, __u32 tid, char *comm, size_t n)
+{
+	char path[64];
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", pid, tid);
+	r = read_small(path, comm, n);
+	if (r <= 0)
+		snprintf(comm, n, ":%u", tid);
+	else
+		comm[strcspn(comm, "\n")] = 0;
+}
+
+/* One line of /proc/PID/maps: "start-end perms offset maj:min ino   path". */
+static int parse_maps_line(char *line, struct perfdata_mmap2 *m, char **path)
+{
+	unsigned long long start, end, off, ino;
+	unsigned int maj, min;
+	char perms[8];
+	int n = 0;
+
+	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &off,
+		   &maj, &min, &ino, &n) < 7 || !n || end <= start)
+		return -EINVAL;
+	*path = line + n;
+	(*path)[strcspn(*path, "\n")] = 0;
+	m->start = start;
+	m->len = end - start;
+	m->pgoff = off;
+	m->maj = maj;
+	m->min = min;
+	m->ino = ino;
+	m->prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
+		  (perms[2] == 'x' ? PROT_EXEC : 0);
+	m->flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
+	return perms[2] == 'x' ? 0 : -ENOENT;
+}
+
+static int synth_maps(struct pbuf *out, struct dso_table *dt, __u32 pid)
+{
+	char path[64], line[4608];
+	FILE *f;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -ESRCH;
+	while (!err && fgets(line, sizeof(line), f)) {
+		struct perfdata_mmap2 m = { .misc = PERF_RECORD_MISC_USER, .pid = pid, .tid = pid };
+		char *name;
+
+		if (!strchr(line, '\n'))	/* over-long line: skip its rest */
+			while (fgets(line, sizeof(line), f) && !strchr(line, '\n'))
+				;
+		if (parse_maps_line(line, &m, &name))
+			continue;
+		if (!*name)
+			name = "//anon";
+		m.filename = name;
+		if (name[0] == '/' && name[1] != '/')
+			dso_table__mmap(dt, pid, m.start, m.len, name, m.build_id,
+					&m.build_id_size);
+		err = perfdata_encode_mmap2(out, &m, NULL);
+	}
+	fclose(f);
+	return err;
+}
+
+int synth_process(struct pbuf *out, struct dso_table *dt, __u32 pid, bool fork)
+{
+	char path[64], status[4096], comm[32];
+	struct dirent *de;
+	long ppid;
+	DIR *d;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	if (read_small(path, status, sizeof(status)) < 0)
+		return -ESRCH;
+	ppid = status_field(status, "\nPPid:");
+	snprintf(path, sizeof(path), "/proc/%u/task", pid);
+	d = opendir(path);
+	if (!d)
+		return -ESRCH;
+	while (!err && (de = readdir(d))) {
+		char *end;
+		unsigned long tid = strtoul(de->d_name, &end, 10);
+
+		if (*end || !tid)
+			continue;
+		if (fork) {
+			__u32 p = tid == pid ? (__u32)(ppid < 0 ? 0 : ppid) : pid;
+
+			err = perfdata_encode_task(out, PERF_RECORD_FORK, pid, p, (__u32)tid,
+						   tid == pid ? p : pid, 0, 0, NULL);
+		}
+		thread_comm(pid, (__u32)tid, comm, sizeof(comm));
+		if (!err)
+			err = perfdata_encode_comm(out, pid, (__u32)tid, comm, false, NULL);
+	}
+	closedir(d);
+	if (!err)
+		err = synth_maps(out, dt, pid);
+	return err == -ESRCH ? 0 : err;
+}
+
+int synth_all(struct pbuf *out, struct dso_table *dt)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int err = 0;
+
+	if (!d)
+		return -errno;
+	while (!err && (de = readdir(d))) {
+		char *end;
+		unsigned long pid = strtoul(de->d_name, &end, 10);
+
+		if (*end || !pid)
+			continue;
+		err = synth_process(out, dt, (__u32)pid, true);
+	}
+	closedir(d);
+	return err;
+}

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Records synthesized at the start for what already exists: the kernel
+ * map, modules, and processes that run before the recording starts. */
+#ifndef PRECORD_RECORD_SYNTH_H
+#define PRECORD_RECORD_SYNTH_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+
+#include "util/buf.h"
+
+struct dso_table;
+
+/* PERF_RECORD_MMAP for [kernel.kallsyms]_text and each module. */
+int synth_kernel(struct pbuf *out);
+
+/* COMM for every thread of pid (and FORK with `fork`), MMAP2 for its
+ * executable mappings (build-ids read from the mapped files, entered in
+ * dt).  Returns -ESRCH when the process does not exist. */
+int synth_process(struct pbuf *out, struct dso_table *dt, __u32 pid, bool fork);
+
+/* synth_process(…, fork) for every process in /proc (-a). */
+int synth_all(struct pbuf *out, struct dso_table *dt);
+
+/* Thread group id of a thread, or -errno. */
+int proc_tgid(__u32 tid);
+
+#endif
