@@ -106,7 +106,13 @@ $(BUILD)/workloads/%: tests/workloads/%.c
 	$(Q)$(CLANG) -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		-fno-inline -pthread -Wall -Werror $< -o $@ -ldl
 
-workloads: $(WORKLOADS)
+$(BUILD)/workloads/lib%.so: tests/workloads/lib/lib%.c
+	$(call msg,CLANG,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -O1 -g -fPIC -shared -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+		-Wall -Werror $< -o $@
+
+workloads: $(WORKLOADS) $(patsubst tests/workloads/lib/%.c,$(BUILD)/workloads/%.so,$(wildcard tests/workloads/lib/*.c))
 
 unit: $(UNIT_BINS) $(REPLAYS)
 

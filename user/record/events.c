@@ -150,7 +150,7 @@ int sample_events__open(struct sample_events *se, const struct perf_event_attr *
 	return err;
 }
 
-void sample_events__close(struct sample_events *se)
+void sample_events__stop(struct sample_events *se)
 {
 	int i;
 
@@ -158,6 +158,12 @@ void sample_events__close(struct sample_events *se)
 		bpf_link__destroy(se->links ? se->links[i] : NULL);
 		close(se->fds[i]);
 	}
+	se->nr = 0;
+}
+
+void sample_events__close(struct sample_events *se)
+{
+	sample_events__stop(se);
 	free(se->fds);
 	free(se->links);
 	free(se->ids);

@@ -36,6 +36,8 @@ struct sample_events {
 /* Open one sampling event per CPU described by attr and attach prog. */
 int sample_events__open(struct sample_events *se, const struct perf_event_attr *attr,
 			const struct cpu_set_list *cl, struct bpf_program *prog);
+/* Stop sampling (links and fds go); ids stay for records still queued. */
+void sample_events__stop(struct sample_events *se);
 void sample_events__close(struct sample_events *se);
 
 struct sb_ring {

@@ -226,8 +226,6 @@ static int load_bpf(struct session *s)
 	s->skel->rodata->keep_idle = s->all;
 	if (o->mmap_pages)
 		ring = o->mmap_pages * 4096u;
-	if (ring < 65536)
-		ring = 65536;
 	bpf_map__set_max_entries(s->skel->maps.events, ring);
 	err = sample_bpf__load(s->skel);
 	if (err) {
@@ -349,7 +347,7 @@ static int synthesize(struct session *s)
 			__u32 id = s->targets.keys[i];
 			int tgid;
 
-			if (!id || (s->child > 0 && id == (__u32)s->child))
+			if (!id)
 				continue;
 			tgid = s->by_tid ? proc_tgid(id) : (int)id;
 			if (tgid > 0)
@@ -414,8 +412,8 @@ static bool targets_gone(struct session *s)
 {
 	int alive = 0;
 
-	if (s->child > 0)
-		return s->child_done;
+	if (s->child > 0 && s->child_done)
+		return true;
 	if (!s->nr_pidfds)
 		return false;
 	for (int i = 0; i < s->nr_pidfds; i++) {
@@ -481,7 +479,7 @@ static int run_loop(struct session *s)
 
 static void stop_sampling(struct session *s)
 {
-	sample_events__close(&s->se);
+	sample_events__stop(&s->se);
 }
 
 static int finish_file(struct session *s, __u64 tod, __u64 mono)
@@ -710,7 +708,10 @@ int record_session__run(const struct prec_opts *o)
 	if (!o->quiet && o->verbose)
 		pr_info("recording; press Ctrl-C to stop");
 	err = run_loop(&s);
-	if (stop_signal == SIGTERM && s.child > 0 && !s.child_done)
+	/* A command that only set the duration (-p/-t/-a) is not waited for;
+	 * a recorded command gets SIGTERM passed on. */
+	if (s.child > 0 && !s.child_done &&
+	    (stop_signal == SIGTERM || s.nr_pidfds || s.all))
 		kill(s.child, SIGTERM);
 	stop_sampling(&s);
 	if (!err)

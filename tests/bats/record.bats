@@ -1,0 +1,145 @@
+#!/usr/bin/env bats
+# End-to-end: precord records real workloads; stock perf is the judge.
+
+load helpers
+
+setup() { common_setup; require_recording; }
+teardown() { common_teardown; }
+
+REQ=BUILD_ID,CPU_TOPOLOGY,AUXTRACE,EVENT_DESC,CLOCKID,CLOCK_DATA
+
+@test "record a command: perf reads it cleanly, shares match the design" {
+	run "$PRECORD" -F 999 -g -o x.data -- "$WL" hot3 18
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"[ precord: Captured and wrote "*" MB x.data ("*" samples, 0 lost) ]"* ]]
+	lint x.data --require "$REQ" --min-samples 1000
+	a=$(share x.data hot_a); b=$(share x.data hot_b); c=$(share x.data hot_c)
+	echo "hot_a $a hot_b $b hot_c $c" >&2
+	within "$a" 50 3
+	within "$b" 30 3
+	within "$c" 20 3
+}
+
+@test "agrees with perf record on the same workload (self and children)" {
+	perf record -q -F 999 -g -o p.data -- "$WL" hot3 18 2>/dev/null
+	"$PRECORD" -q -F 999 -g -o x.data -- "$WL" hot3 18
+	run "$COMPARE" x.data p.data
+	echo "$output" >&2
+	pct=$(echo "$output" | sed -n 's/^profile-compare: overlap \([0-9.]*\)%.*/\1/p')
+	awk -v p="$pct" 'BEGIN { exit !(p >= 95) }'
+	run "$COMPARE" --children x.data p.data
+	echo "$output" >&2
+	pct=$(echo "$output" | sed -n 's/^profile-compare: overlap \([0-9.]*\)%.*/\1/p')
+	awk -v p="$pct" 'BEGIN { exit !(p >= 93) }'
+}
+
+@test "-p PID with a trailing command that sets the duration" {
+	"$WL" spin & pid=$!
+	sleep 0.2
+	run "$PRECORD" -g -p "$pid" -o x.data -- sleep 3
+	kill "$pid"; wait "$pid" || true
+	[ "$status" -eq 0 ]
+	lint x.data --require "$REQ" --min-samples 500
+	# only the target process is in the file
+	run perf report -i x.data --stdio --no-children -g none --sort pid -q
+	[ "$(echo "$output" | grep -c '%')" -eq 1 ]
+	[[ "$output" == *"$pid:workload"* ]]
+}
+
+@test "-a records every CPU" {
+	run "$PRECORD" -a -g -o x.data -- sleep 2
+	[ "$status" -eq 0 ]
+	lint x.data --require "$REQ" --min-samples 100
+	run perf report -i x.data --stdio --no-children -g none --sort comm -q
+	[[ "$output" == *swapper* ]]
+}
+
+@test "threads are sampled under their own tids and names" {
+	"$PRECORD" -q -g -o x.data -- "$WL" threads 2 6
+	run perf report -i x.data --stdio --no-children -g none --sort comm -q
+	echo "$output" >&2
+	[ "$(echo "$output" | grep -c 'worker-')" -eq 2 ]
+	# two distinct worker tids, neither of them the process id
+	perf script -i x.data -F comm,pid,tid 2>/dev/null | awk '$1 ~ /^worker-/' | sort -u > tids
+	cat tids >&2
+	[ "$(awk '{ print $2 }' tids | sort -u | wc -l)" -eq 2 ]
+	awk '{ split($2, a, "/"); if (a[1] == a[2]) exit 1 }' tids
+	lint x.data
+}
+
+@test "a child that forks and execs shows under its new comm with its symbols" {
+	cp "$WL" ./childprog
+	"$PRECORD" -q -g -o x.data -- "$WL" forkexec ./childprog hot3 5
+	run perf report -i x.data --stdio --no-children -g none --sort comm,dso,sym -q
+	echo "$output" >&2
+	echo "$output" | grep -Eq 'childprog +childprog +\[\.\] hot_a'
+	lint x.data
+}
+
+@test "a library dlopen'ed after the recording started resolves" {
+	"$PRECORD" -q -g -o x.data -- "$WL" dlopen "$ROOT/build/workloads/libhot.so" 10
+	run perf report -i x.data --stdio --no-children -g none --sort dso,sym -q
+	echo "$output" >&2
+	echo "$output" | grep -Eq 'libhot.so +\[\.\] lib_spin'
+	lint x.data
+}
+
+@test "kernel frames resolve to kernel symbols" {
+	"$PRECORD" -q -g -o x.data -- "$WL" kernel 10
+	run perf report -i x.data --stdio --no-children -g none --sort dso,sym -q
+	echo "$output" >&2
+	# most of the time is in the kernel, under named symbols
+	echo "$output" | grep -E '\[kernel\.kallsyms\] +\[k\] [a-z_]' | head -1 | grep -q .
+	! echo "$output" | grep -E '\[kernel\.kallsyms\] +\[k\] 0x' | grep -q .
+	lint x.data
+}
+
+@test "a binary that only existed in another mount namespace still resolves" {
+	need "unshare" command -v unshare
+	run "$PRECORD" -g -o x.data -- unshare -m sh -c \
+		"mkdir -p $T/ns && mount -t tmpfs none $T/ns && cp $WL $T/ns/nsprog && $T/ns/nsprog hot3 5"
+	[ "$status" -eq 0 ]
+	[ ! -e "$T/ns/nsprog" ]		# gone with the namespace
+	run perf report -i x.data --stdio --no-children -g none --sort dso,sym -q
+	echo "$output" >&2
+	echo "$output" | grep -Eq 'nsprog +\[\.\] hot_a'
+	lint x.data
+}
+
+@test "kill -9 after 2 s leaves a file perf reads, with samples" {
+	"$PRECORD" -q -g -o x.data -- "$WL" spin &
+	pid=$!
+	sleep 2
+	kill -9 "$pid"
+	wait "$pid" || true
+	pkill -f "$WL spin" || true
+	run perf report -i x.data --stdio --no-children -g none --sort sym -q
+	echo "$output" >&2
+	[ "$status" -eq 0 ]
+	[[ "$output" == *hot_a* ]]
+	n=$(perf report -i x.data --stdio --stats 2>/dev/null | awk '/SAMPLE events:/ { print $3; exit }')
+	[ "${n:-0}" -gt 100 ]
+}
+
+@test "an existing output becomes .old" {
+	echo previous > x.data
+	"$PRECORD" -q -o x.data -- "$WL" hot3 1
+	[ "$(cat x.data.old)" = previous ]
+	lint x.data
+}
+
+@test "lost samples are counted, written and reported" {
+	# a one-page ring, and precord stopped for a second: the BPF side must
+	# count what it cannot deliver
+	"$PRECORD" -m 1 -F 4999 -g -o x.data -- "$WL" threads 2 20 2> rec.log &
+	pid=$!
+	sleep 1
+	kill -STOP "$pid"; sleep 1; kill -CONT "$pid"
+	wait "$pid"
+	output=$(cat rec.log)
+	echo "$output" >&2
+	lost=$(echo "$output" | sed -n 's/.* samples, \([0-9]*\) lost) ]/\1/p')
+	[ "${lost:-0}" -gt 0 ]
+	run perf report -i x.data --stdio --stats
+	echo "$output" | grep -E 'LOST_SAMPLES events: +[1-9]'
+}

@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Record encoders: encode, parse the bytes back by perf's rules, compare. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "precord/perf_file.h"
+#include "perfdata/record.h"
+
+static __u64 rd64(const __u8 *p) { __u64 v; memcpy(&v, p, 8); return v; }
+static __u32 rd32(const __u8 *p) { __u32 v; memcpy(&v, p, 4); return v; }
+
+static const struct perf_event_header *hdr(const struct pbuf *b)
+{
+	return (const void *)b->data;
+}
+
+/* The sample_id_all trailer is parsed from the end, as perf does. */
+static void check_trailer(const struct pbuf *b, const struct perfdata_sample_id *sid)
+{
+	const __u8 *t = b->data + b->len - PREC_SAMPLE_ID_SIZE;
+
+	CHECK_EQ(rd32(t), sid->pid);
+	CHECK_EQ(rd32(t + 4), sid->tid);
+	CHECK_EQ(rd64(t + 8), sid->time);
+	CHECK_EQ(rd32(t + 16), sid->cpu);
+	CHECK_EQ(rd64(t + 24), sid->id);
+}
+
+TEST(sample_all_fields)
+{
+	__u64 chain[] = { (__u64)-128, 0xffffffff81000010ULL, (__u64)-512, 0x401000, 0x401100 };
+	struct perfdata_sample s = {
+		.misc = PERF_RECORD_MISC_KERNEL, .id = 77, .ip = 0xffffffff81000010ULL,
+		.pid = 10, .tid = 11, .time = 123456789, .addr = 0xabc, .cpu = 1,
+		.period = 1001001, .callchain = chain, .nr_callchain = 5,
+		.raw = "xyz", .raw_size = 3, .weight = 4242,
+	};
+	__u64 st = PREC_SAMPLE_BASE_BITS | PERF_SAMPLE_ADDR | PERF_SAMPLE_CALLCHAIN |
+		   PERF_SAMPLE_RAW | PERF_SAMPLE_WEIGHT;
+	struct pbuf b = { 0 };
+	const __u8 *p;
+
+	CHECK_EQ(perfdata_encode_sample(&b, st, &s), 0);
+	CHECK_EQ(hdr(&b)->type, PERF_RECORD_SAMPLE);
+	CHECK_EQ(hdr(&b)->misc, PERF_RECORD_MISC_KERNEL);
+	CHECK_EQ(hdr(&b)->size, b.len);
+	CHECK_EQ(b.len % 8, 0);
+	p = b.data + 8;
+	CHECK_EQ(rd64(p), 77); p += 8;			/* IDENTIFIER */
+	CHECK(rd64(p) == s.ip); p += 8;			/* IP */
+	CHECK_EQ(rd32(p), 10); CHECK_EQ(rd32(p + 4), 11); p += 8;
+	CHECK_EQ(rd64(p), 123456789); p += 8;		/* TIME */
+	CHECK_EQ(rd64(p), 0xabc); p += 8;		/* ADDR */
+	CHECK_EQ(rd32(p), 1); p += 8;			/* CPU */
+	CHECK_EQ(rd64(p), 1001001); p += 8;		/* PERIOD */
+	CHECK_EQ(rd64(p), 5); p += 8;			/* CALLCHAIN */
+	CHECK(!memcmp(p, chain, sizeof(chain))); p += sizeof(chain);
+	CHECK_EQ(rd32(p), 4); CHECK(!memcmp(p + 4, "xyz", 3)); p += 8;	/* RAW */
+	CHECK_EQ(rd64(p), 4242); p += 8;		/* WEIGHT */
+	CHECK(p == b.data + b.len);
+	pbuf_free(&b);
+}
+
+TEST(sample_minimal_and_unsupported_bits)
+{
+	struct perfdata_sample s = { .ip = 1 };
+	struct pbuf b = { 0 };
+
+	CHECK_EQ(perfdata_encode_sample(&b, PERF_SAMPLE_IP, &s), 0);
+	CHECK_EQ(b.len, 16);
+	CHECK_EQ(perfdata_encode_sample(&b, PERF_SAMPLE_IP | PERF_SAMPLE_READ, &s), -EINVAL);
+	CHECK_EQ(b.len, 16);		/* nothing appended on error */
+	pbuf_free(&b);
+}
+
+TEST(sample_too_big_is_refused_whole)
+{
+	static __u64 chain[9000];
+	struct perfdata_sample s = { .callchain = chain, .nr_callchain = 9000 };
+	struct pbuf b = { 0 };
+
+	CHECK_EQ(perfdata_encode_sample(&b, PERF_SAMPLE_CALLCHAIN, &s), -E2BIG);
+	CHECK_EQ(b.len, 0);
+	pbuf_free(&b);
+}
+
+TEST(comm_truncates_and_pads)
+{
+	struct perfdata_sample_id sid = { .pid = 5, .tid = 6, .time = 99, .cpu = 1, .id = 3 };
+	struct pbuf b = { 0 };
+
+	CHECK_EQ(perfdata_encode_comm(&b, 5, 6, "a-very-long-command-name", true, &sid), 0);
+	CHECK_EQ(hdr(&b)->type, PERF_RECORD_COMM);
+	CHECK_EQ(hdr(&b)->misc, PERF_RECORD_MISC_COMM_EXEC);
+	CHECK_EQ(b.len % 8, 0);
+	CHECK_EQ(rd32(b.data + 8), 5);
+	CHECK_STR((const char *)b.data + 16, "a-very-long-com");	/* TASK_COMM_LEN - 1 */
+	CHECK_EQ(b.len, 8 + 8 + 16 + PREC_SAMPLE_ID_SIZE);
+	check_trailer(&b, &sid);
+	pbuf_free(&b);
+}
+
+TEST(mmap2_inode_and_build_id_forms)
+{
+	struct perfdata_mmap2 m = {
+		.misc = PERF_RECORD_MISC_USER, .pid = 1, .tid = 2, .start = 0x400000,
+		.len = 0x1000, .pgoff = 0x2000, .maj = 8, .min = 1, .ino = 1234,
+		.ino_generation = 7, .prot = 5, .flags = 2, .filename = "/usr/bin/x",
+	};
+	struct perfdata_sample_id sid = { .time = 5 };
+	struct pbuf b = { 0 };
+	const __u8 *p;
+
+	CHECK_EQ(perfdata_encode_mmap2(&b, &m, &sid), 0);
+	CHECK_EQ(hdr(&b)->type, PERF_RECORD_MMAP2);
+	CHECK_EQ(hdr(&b)->misc, PERF_RECORD_MISC_USER);
+	p = b.data + 8;
+	CHECK_EQ(rd64(p + 8), 0x400000);
+	CHECK_EQ(rd64(p + 16), 0x1000);
+	CHECK_EQ(rd64(p + 24), 0x2000);
+	CHECK_EQ(rd32(p + 32), 8);
+	CHECK_EQ(rd64(p + 40), 1234);
+	CHECK_EQ(rd64(p + 48), 7);
+	CHECK_EQ(rd32(p + 56), 5);
+	CHECK_STR((const char *)p + 64, "/usr/bin/x");
+	CHECK_EQ(b.len % 8, 0);
+	check_trailer(&b, &sid);
+
+	pbuf_reset(&b);
+	m.build_id_size = 20;
+	memset(m.build_id, 0xab, 20);
+	CHECK_EQ(perfdata_encode_mmap2(&b, &m, &sid), 0);
+	CHECK_EQ(hdr(&b)->misc, PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID);
+	p = b.data + 8;
+	CHECK_EQ(p[32], 20);
+	CHECK_EQ(p[36], 0xab);
+	CHECK_EQ(p[55], 0xab);
+
+	m.build_id_size = 21;
+	CHECK_EQ(perfdata_encode_mmap2(&b, &m, &sid), -EINVAL);
+	pbuf_free(&b);
+}
+
+TEST(kernel_mmap)
+{
+	struct pbuf b = { 0 };
+
+	CHECK_EQ(perfdata_encode_kernel_mmap(&b, 0xffffffff81000000ULL, 0x1206448,
+					     0xffffffff81000000ULL, "[kernel.kallsyms]_text", NULL), 0);
+	CHECK_EQ(hdr(&b)->type, PERF_RECORD_MMAP);
+	CHECK_EQ(hdr(&b)->misc, PERF_RECORD_MISC_KERNEL);
+	CHECK_EQ(rd32(b.data + 8), 0xffffffff);
+	CHECK(rd64(b.data + 32) == 0xffffffff81000000ULL);	/* pgoff = _text */
+	CHECK_STR((const char *)b.data + 40, "[kernel.kallsyms]_text");
+	pbuf_free(&b);
+}
+
+TEST(task_lost_and_markers)
+{
+	struct perfdata_sample_id sid = { .id = 9 };
+	struct pbuf b = { 0 };
+
+	CHECK_EQ(perfdata_encode_task(&b, PERF_RECORD_FORK, 3, 2, 4, 2, 77, 0, &sid), 0);
+	CHECK_EQ(hdr(&b)->type, PERF_RECORD_FORK);
+	CHECK_EQ(rd32(b.data + 8), 3);
+	CHECK_EQ(rd32(b.data + 12), 2);
+	CHECK_EQ(rd64(b.data + 24), 77);
+	CHECK_EQ(perfdata_encode_task(&b, PERF_RECORD_COMM, 1, 1, 1, 1, 0, 0, &sid), -EINVAL);
+	pbuf_reset(&b);
+	CHECK_EQ(perfdata_encode_lost_samples(&b, 12, &sid), 0);
+	CHECK_EQ(hdr(&b)->type, PERF_RECORD_LOST_SAMPLES);
+	CHECK_EQ(rd64(b.data + 8), 12);
+	check_trailer(&b, &sid);
+	pbuf_reset(&b);
+	CHECK_EQ(perfdata_encode_lost(&b, 9, 3, &sid), 0);
+	CHECK_EQ(rd64(b.data + 8), 9);
+	CHECK_EQ(rd64(b.data + 16), 3);
+	pbuf_reset(&b);
+	CHECK_EQ(perfdata_encode_finished_round(&b), 0);
+	CHECK_EQ(perfdata_encode_finished_init(&b), 0);
+	CHECK_EQ(b.len, 16);
+	CHECK_EQ(hdr(&b)->type, PERF_RECORD_FINISHED_ROUND);
+	CHECK_EQ(((const struct perf_event_header *)(b.data + 8))->type, PERF_RECORD_FINISHED_INIT);
+	pbuf_free(&b);
+}
+
+TEST(perf_str_pads_to_64)
+{
+	struct pbuf b = { 0 };
+
+	CHECK_EQ(pbuf_put_perf_str(&b, "abc"), 0);
+	CHECK_EQ(b.len, 4 + 64);
+	CHECK_EQ(rd32(b.data), 64);
+	CHECK_STR((const char *)b.data + 4, "abc");
+	pbuf_reset(&b);
+	{
+		char s[65];
+
+		memset(s, 'x', 64);
+		s[64] = 0;
+		CHECK_EQ(pbuf_put_perf_str(&b, s), 0);
+		CHECK_EQ(rd32(b.data), 128);
+	}
+	pbuf_free(&b);
+}
+
+int main(void)
+{
+	RUN(sample_all_fields);
+	RUN(sample_minimal_and_unsupported_bits);
+	RUN(sample_too_big_is_refused_whole);
+	RUN(comm_truncates_and_pads);
+	RUN(mmap2_inode_and_build_id_forms);
+	RUN(kernel_mmap);
+	RUN(task_lost_and_markers);
+	RUN(perf_str_pads_to_64);
+	return HARNESS_DONE();
+}
