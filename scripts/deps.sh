@@ -6,8 +6,9 @@ set -eu
 
 pkgs="make gcc clang llvm pkg-config libbpf-dev libelf-dev zlib1g-dev bpftool
       bats linux-perf binutils procps util-linux python3"
-# Used by the JIT, tracing and benchmark tests and by the demo.
-extra="nodejs mono-runtime mono-mcs mono-utils llvm hyperfine bpftrace"
+# Used by the JIT, tracing and benchmark tests (hotspot: its perfparser is
+# a second reader that perfdata-lint consults).
+extra="nodejs mono-runtime mono-mcs mono-utils llvm hyperfine bpftrace hotspot"
 
 want="$pkgs"
 [ "${PRECORD_DEPS_MINIMAL:-0}" = 1 ] || want="$want $extra"

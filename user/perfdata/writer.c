@@ -248,7 +248,8 @@ int perfdata_writer__flush(struct perfdata_writer *w, __u64 upto)
 
 	if (!w->begun)
 		return -EINVAL;
-	qsort(w->q, w->nq, sizeof(*w->q), cmp_queued);
+	if (w->nq)
+		qsort(w->q, w->nq, sizeof(*w->q), cmp_queued);
 	pbuf_reset(b);
 	for (i = 0; i < w->nq; i++) {
 		struct queued *e = &w->q[i];

@@ -1,0 +1,723 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ELF build-ids (user/elf/buildid.c) and perf's build-id cache
+ * (user/perfdata/buildid_cache.c): hand-made ELF files with known notes,
+ * hostile ELF files, the cache layout perf 6.1 uses, idempotence, and
+ * planted symlinks that must not be followed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "elf/buildid.h"
+#include "perfdata/buildid_cache.h"
+#include "util/log.h"
+
+#include "harness.h"
+
+/* ---- a tiny ELF writer (any class, any byte order) ---- */
+
+struct img {
+	unsigned char b[8192];
+	size_t len;
+	bool be;
+};
+
+static void put(struct img *m, size_t off, uint64_t v, int size)
+{
+	int i;
+
+	for (i = 0; i < size; i++)
+		m->b[off + i] = (unsigned char)(v >> (8 * (m->be ? size - 1 - i : i)));
+}
+
+/* Append a note at m->len, aligned to align. */
+static void note_add(struct img *m, uint32_t namesz, const char *name, uint32_t type,
+		     const void *desc, uint32_t descsz, size_t align)
+{
+	size_t o = m->len;
+
+	put(m, o, namesz, 4);
+	put(m, o + 4, descsz, 4);
+	put(m, o + 8, type, 4);
+	memcpy(m->b + o + 12, name, strlen(name) + 1);
+	o = (o + 12 + namesz + align - 1) & ~(align - 1);
+	if (desc)
+		memcpy(m->b + o, desc, descsz);
+	m->len = (o + descsz + align - 1) & ~(align - 1);
+}
+
+struct elf_spec {
+	bool elf32, be, phdr, shdr;
+	size_t align;		/* note alignment: 4 or 8 */
+};
+
+/*
+ * [ehdr][phdr][notes][shdr null][shdr note].  The caller adds notes with
+ * note_add() between elf_begin_img() and elf_finish_img().
+ */
+static void elf_begin_img(struct img *m, const struct elf_spec *s)
+{
+	memset(m, 0, sizeof(*m));
+	m->be = s->be;
+	m->len = s->elf32 ? 52 + 32 : 64 + 56;
+}
+
+static void elf_finish_img(struct img *m, const struct elf_spec *s)
+{
+	size_t eh = s->elf32 ? 52 : 64, ph = s->elf32 ? 32 : 56, sh = s->elf32 ? 40 : 64;
+	size_t notes = eh + ph, nlen = m->len - notes, shoff = (m->len + 7) & ~7ul;
+
+	memcpy(m->b, "\177ELF", 4);
+	m->b[4] = s->elf32 ? 1 : 2;
+	m->b[5] = s->be ? 2 : 1;
+	m->b[6] = 1;
+	put(m, 16, 3, 2);			/* ET_DYN */
+	put(m, 18, s->elf32 ? 3 : 62, 2);	/* EM_386 / EM_X86_64 */
+	put(m, 20, 1, 4);
+	if (s->elf32) {
+		put(m, 28, s->phdr ? eh : 0, 4);
+		put(m, 32, s->shdr ? shoff : 0, 4);
+		put(m, 40, eh, 2);
+		put(m, 42, ph, 2);
+		put(m, 44, s->phdr, 2);
+		put(m, 46, sh, 2);
+		put(m, 48, s->shdr ? 2 : 0, 2);
+		put(m, eh, 4, 4);			/* PT_NOTE */
+		put(m, eh + 4, notes, 4);
+		put(m, eh + 16, nlen, 4);
+		put(m, eh + 28, s->align, 4);
+		put(m, shoff + sh + 4, 7, 4);		/* SHT_NOTE */
+		put(m, shoff + sh + 16, notes, 4);
+		put(m, shoff + sh + 20, nlen, 4);
+		put(m, shoff + sh + 32, s->align, 4);
+	} else {
+		put(m, 32, s->phdr ? eh : 0, 8);
+		put(m, 40, s->shdr ? shoff : 0, 8);
+		put(m, 52, eh, 2);
+		put(m, 54, ph, 2);
+		put(m, 56, s->phdr, 2);
+		put(m, 58, sh, 2);
+		put(m, 60, s->shdr ? 2 : 0, 2);
+		put(m, eh, 4, 4);
+		put(m, eh + 8, notes, 8);
+		put(m, eh + 32, nlen, 8);
+		put(m, eh + 48, s->align, 8);
+		put(m, shoff + sh + 4, 7, 4);
+		put(m, shoff + sh + 24, notes, 8);
+		put(m, shoff + sh + 32, nlen, 8);
+		put(m, shoff + sh + 48, s->align, 8);
+	}
+	m->len = s->shdr ? shoff + 2 * sh : m->len;
+}
+
+static const unsigned char known_id[32] = {
+	0xde, 0xad, 0xbe, 0xef, 0x01, 0x23, 0x45, 0x67, 0x89, 0xab,
+	0xcd, 0xef, 0x10, 0x32, 0x54, 0x76, 0x98, 0xba, 0xdc, 0xfe,
+	0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66,
+};
+
+static char tmpdir[] = "/tmp/precord-test-buildid.XXXXXX";
+
+#define PATHSZ 1024	/* every path in this test is short */
+
+static int write_tmp(const char *name, const void *data, size_t len, char *path)
+{
+	int fd;
+
+	snprintf(path, PATHSZ, "%s/%s", tmpdir, name);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, data, len) != (ssize_t)len)
+		return -1;
+	return fd;
+}
+
+/* Build-id of an image written to a temporary file. */
+static int id_of(const struct img *m, __u8 id[20])
+{
+	char path[PATHSZ];
+	int fd = write_tmp("elf", m->b, m->len, path), ret;
+
+	if (fd < 0)
+		return -999;
+	ret = elf_build_id_fd(fd, id);
+	close(fd);
+	return ret;
+}
+
+static int id_of_spec(const struct elf_spec *s, uint32_t descsz, __u8 id[20])
+{
+	struct img m;
+
+	elf_begin_img(&m, s);
+	note_add(&m, 4, "GNU", 1, "\0\0\0\0\3\0\0\0\2\0\0\0\0\0\0\0", 16, s->align);
+	note_add(&m, 4, "GNU", 3, known_id, descsz, s->align);
+	elf_finish_img(&m, s);
+	return id_of(&m, id);
+}
+
+TEST(elf_layouts)
+{
+	static const struct elf_spec specs[] = {
+		{ .phdr = true, .shdr = true, .align = 4 },
+		{ .phdr = true, .align = 4 },			/* no sections */
+		{ .shdr = true, .align = 4 },			/* no segments */
+		{ .phdr = true, .shdr = true, .align = 8 },	/* 8-aligned notes */
+		{ .elf32 = true, .phdr = true, .shdr = true, .align = 4 },
+		{ .be = true, .phdr = true, .shdr = true, .align = 4 },
+		{ .be = true, .elf32 = true, .shdr = true, .align = 4 },
+	};
+	__u8 id[20];
+	size_t i;
+
+	for (i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+		memset(id, 0, sizeof(id));
+		CHECK_EQ(id_of_spec(&specs[i], 20, id), 20);
+		CHECK(!memcmp(id, known_id, 20));
+	}
+	/* 16-byte (MD5/UUID) ids; > 20 bytes cut to 20, as perf does. */
+	CHECK_EQ(id_of_spec(&specs[0], 16, id), 16);
+	CHECK(!memcmp(id, known_id, 16));
+	CHECK_EQ(id[16], 0);
+	CHECK_EQ(id_of_spec(&specs[0], 32, id), 20);
+	CHECK(!memcmp(id, known_id, 20));
+	CHECK_EQ(id_of_spec(&specs[0], 0, id), -ENOENT);
+}
+
+TEST(elf_no_or_wrong_note)
+{
+	struct elf_spec s = { .phdr = true, .shdr = true, .align = 4 };
+	struct img m;
+	__u8 id[20];
+
+	elf_begin_img(&m, &s);
+	note_add(&m, 4, "GNU", 1, known_id, 16, 4);	/* ABI tag only */
+	note_add(&m, 4, "Go\0", 3, known_id, 20, 4);	/* wrong name */
+	note_add(&m, 3, "GN", 3, known_id, 20, 4);	/* wrong namesz */
+	elf_finish_img(&m, &s);
+	CHECK_EQ(id_of(&m, id), -ENOENT);
+}
+
+TEST(elf_hostile)
+{
+	struct elf_spec s = { .phdr = true, .shdr = true, .align = 4 };
+	size_t eh = 64, notes = 64 + 56;
+	struct img m, bad;
+	char path[PATHSZ];
+	__u8 id[20];
+	int fd;
+
+	elf_begin_img(&m, &s);
+	note_add(&m, 4, "GNU", 3, known_id, 20, 4);
+	elf_finish_img(&m, &s);
+	CHECK_EQ(id_of(&m, id), 20);
+
+	/* not ELF, empty, truncated header */
+	memcpy(&bad, &m, sizeof(m));
+	memcpy(bad.b, "#!/bin/sh\n", 10);
+	CHECK_EQ(id_of(&bad, id), -ENOEXEC);
+	bad.len = 0;
+	CHECK_EQ(id_of(&bad, id), -ENOEXEC);
+	memcpy(&bad, &m, sizeof(m));
+	bad.len = 30;
+	CHECK_EQ(id_of(&bad, id), -ENOEXEC);
+	/* truncated in the middle of the note */
+	bad.len = notes + 20;
+	CHECK(id_of(&bad, id) < 0);
+	/* bad EI_DATA */
+	memcpy(&bad, &m, sizeof(m));
+	bad.b[5] = 7;
+	CHECK_EQ(id_of(&bad, id), -ENOEXEC);
+
+	/* namesz / descsz that overflow the note area (and size_t sums) */
+	memcpy(&bad, &m, sizeof(m));
+	put(&bad, notes, 0xffffffff, 4);
+	CHECK_EQ(id_of(&bad, id), -ENOENT);
+	memcpy(&bad, &m, sizeof(m));
+	put(&bad, notes + 4, 0xfffffffc, 4);
+	CHECK_EQ(id_of(&bad, id), -ENOENT);
+	memcpy(&bad, &m, sizeof(m));
+	put(&bad, notes + 4, 21, 4);		/* descsz > 20 running past the end */
+	CHECK_EQ(id_of(&bad, id), -ENOENT);
+	/* segment / section pointing past the end of the file */
+	memcpy(&bad, &m, sizeof(m));
+	put(&bad, eh + 8, 0xfffffffffff0ull, 8);
+	put(&bad, 40, 0, 8);			/* no sections to fall back on */
+	put(&bad, 60, 0, 2);
+	CHECK_EQ(id_of(&bad, id), -ENOENT);
+	memcpy(&bad, &m, sizeof(m));
+	put(&bad, eh + 32, 0x7fffffffffffffffull, 8);
+	put(&bad, 40, 0, 8);
+	put(&bad, 60, 0, 2);
+	CHECK_EQ(id_of(&bad, id), -ENOENT);
+	/* program header table far outside the file, many entries */
+	memcpy(&bad, &m, sizeof(m));
+	put(&bad, 32, 0xffffffffff00ull, 8);
+	put(&bad, 56, 0xffff, 2);
+	CHECK(id_of(&bad, id) == 20 || id_of(&bad, id) < 0);	/* no crash */
+	/* section headers past the end */
+	memcpy(&bad, &m, sizeof(m));
+	put(&bad, 40, 0xfffffffffff0ull, 8);
+	put(&bad, 32, 0, 8);
+	put(&bad, 56, 0, 2);
+	CHECK(id_of(&bad, id) < 0);
+
+	/* the fd's offset is not used or moved */
+	fd = write_tmp("off", m.b, m.len, path);
+	CHECK(fd >= 0);
+	lseek(fd, 5, SEEK_SET);
+	CHECK_EQ(elf_build_id_fd(fd, id), 20);
+	CHECK_EQ(lseek(fd, 0, SEEK_CUR), 5);
+	close(fd);
+	CHECK_EQ(elf_build_id_path(path, id), 20);
+	CHECK_EQ(elf_build_id_path("/nonexistent/precord", id), -ENOENT);
+	CHECK(elf_build_id_path(tmpdir, id) < 0);
+	CHECK_EQ(elf_build_id_mem(m.b, m.len, id), 20);
+	CHECK_EQ(elf_build_id_mem(m.b, 10, id), -ENOEXEC);
+}
+
+/* readelf -n as an independent reader of a real binary. */
+TEST(elf_real_binary)
+{
+	char line[512], hex[BUILD_ID_HEX_SIZE], *p;
+	FILE *f = popen("readelf -n /bin/true 2>/dev/null", "r");
+	bool seen = false;
+	__u8 id[20];
+	int n = elf_build_id_path("/bin/true", id);
+
+	CHECK(n > 0);
+	build_id_hex(id, n, hex);
+	while (f && fgets(line, sizeof(line), f)) {
+		p = strstr(line, "Build ID: ");
+		if (!p)
+			continue;
+		p += 10;
+		p[strcspn(p, "\n")] = '\0';
+		CHECK_STR(hex, p);
+		seen = true;
+	}
+	if (f)
+		pclose(f);
+	if (!seen)
+		fprintf(stderr, "  (readelf not available: /bin/true id not cross-checked)\n");
+}
+
+TEST(kernel_and_vdso)
+{
+	char hex[BUILD_ID_HEX_SIZE], line[256], path[PATHSZ];
+	const void *img = NULL;
+	size_t len = 0;
+	__u8 id[20], id2[20];
+	int n, fd;
+	FILE *f;
+
+	n = kernel_build_id(id);
+	if (access("/sys/kernel/notes", R_OK) == 0) {
+		CHECK(n > 0);
+		build_id_hex(id, n, hex);
+		/* perf as the independent oracle when it is installed */
+		f = popen("perf buildid-list -k 2>/dev/null", "r");
+		if (f && fgets(line, sizeof(line), f)) {
+			line[strcspn(line, "\n")] = '\0';
+			CHECK_STR(hex, line);
+		}
+		if (f)
+			pclose(f);
+	}
+	n = vdso_build_id(id, &img, &len);
+	CHECK(n > 0);
+	CHECK(img && len >= 4096 && len % 4096 == 0);
+	if (n > 0 && img) {
+		CHECK(!memcmp(img, "\177ELF", 4));
+		fd = write_tmp("vdso", img, len, path);
+		CHECK_EQ(elf_build_id_fd(fd, id2), n);
+		CHECK(!memcmp(id, id2, (size_t)n));
+		close(fd);
+	}
+}
+
+TEST(hex)
+{
+	char out[BUILD_ID_HEX_SIZE];
+
+	build_id_hex(known_id, 20, out);
+	CHECK_STR(out, "deadbeef0123456789abcdef1032547698badcfe");
+	build_id_hex(known_id, 2, out);
+	CHECK_STR(out, "dead");
+	build_id_hex(known_id, 25, out);
+	CHECK_EQ(strlen(out), 40);
+	build_id_hex(known_id, -1, out);
+	CHECK_STR(out, "");
+}
+
+/* ---- build-id cache ---- */
+
+static bool is_symlink_to(const char *path, const char *target)
+{
+	char buf[4096];
+	ssize_t n = readlink(path, buf, sizeof(buf) - 1);
+
+	if (n < 0)
+		return false;
+	buf[n] = '\0';
+	if (strcmp(buf, target))
+		fprintf(stderr, "  %s -> %s, want %s\n", path, buf, target);
+	return !strcmp(buf, target);
+}
+
+static mode_t mode_of(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) ? (mode_t)-1 : st.st_mode;
+}
+
+static bool file_equals(const char *path, const void *data, size_t len)
+{
+	static unsigned char buf[1 << 20];
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	return n == (ssize_t)len && !memcmp(buf, data, len);
+}
+
+static int count_entries(const char *dir)
+{
+	char cmd[PATHSZ + 64];
+	int n = -1;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "ls -A '%s' | wc -l", dir);
+	f = popen(cmd, "r");
+	if (f && fscanf(f, "%d", &n) != 1)
+		n = -1;
+	if (f)
+		pclose(f);
+	return n;
+}
+
+TEST(cache_layout)
+{
+	struct elf_spec s = { .phdr = true, .shdr = true, .align = 4 };
+	char cache[256], src[PATHSZ], p[PATHSZ], hex[BUILD_ID_HEX_SIZE];
+	static const char ksyms[] = "ffffffff81000000 T _text\n";
+	const void *vimg;
+	struct stat st1, st2;
+	struct img m;
+	size_t vlen;
+	__u8 id[20], vid[20];
+	int fd, n;
+
+	snprintf(cache, sizeof(cache), "%s/home/.debug", tmpdir);	/* created */
+	elf_begin_img(&m, &s);
+	note_add(&m, 4, "GNU", 3, known_id, 20, 4);
+	elf_finish_img(&m, &s);
+	fd = write_tmp("libfoo.so", m.b, m.len, src);
+	CHECK_EQ(elf_build_id_fd(fd, id), 20);
+	build_id_hex(id, 20, hex);
+	lseek(fd, 17, SEEK_SET);		/* the copy starts at 0 anyway */
+
+	CHECK_EQ(buildid_cache__add_fd(cache, "/usr/lib//test/libfoo.so", id, 20, fd), 0);
+	snprintf(p, sizeof(p), "%s/usr/lib/test/libfoo.so/%s/elf", cache, hex);
+	CHECK(file_equals(p, m.b, m.len));
+	CHECK_EQ(mode_of(p), S_IFREG | 0755);		/* perf's copyfile mode */
+	CHECK(!stat(p, &st1));
+	snprintf(p, sizeof(p), "%s/usr/lib/test/libfoo.so/%s", cache, hex);
+	CHECK_EQ(mode_of(p), S_IFDIR | 0755);
+	CHECK_EQ(count_entries(p), 1);			/* no temporary left */
+	snprintf(p, sizeof(p), "%s/.build-id/de/%s", cache, hex + 2);
+	CHECK(is_symlink_to(p, "../../usr/lib/test/libfoo.so/deadbeef0123456789abcdef1032547698badcfe"));
+	/* perf's reader: follow the link, append "elf" */
+	snprintf(p, sizeof(p), "%s/.build-id/de/%s/elf", cache, hex + 2);
+	CHECK(file_equals(p, m.b, m.len));
+
+	/* idempotent: same inode, same bytes */
+	CHECK_EQ(buildid_cache__add_fd(cache, "/usr/lib/test/libfoo.so", id, 20, fd), 0);
+	CHECK(!stat(p, &st2));
+	CHECK_EQ(st1.st_ino, st2.st_ino);
+	close(fd);
+
+	/* kernel: [kernel.kallsyms]/<id>/kallsyms */
+	CHECK_EQ(buildid_cache__add_data(cache, "[kernel.kallsyms]", known_id + 1, 20,
+					 ksyms, sizeof(ksyms) - 1), 0);
+	build_id_hex(known_id + 1, 20, hex);
+	snprintf(p, sizeof(p), "%s/[kernel.kallsyms]/%s/kallsyms", cache, hex);
+	CHECK(file_equals(p, ksyms, sizeof(ksyms) - 1));
+	snprintf(p, sizeof(p), "%s/.build-id/%.2s/%s", cache, hex, hex + 2);
+	CHECK(is_symlink_to(p, "../../[kernel.kallsyms]/adbeef0123456789abcdef1032547698badcfeaa"));
+
+	/* vdso: [vdso]/<id>/vdso, also for [vdso32] */
+	n = vdso_build_id(vid, &vimg, &vlen);
+	CHECK(n > 0);
+	if (n > 0) {
+		CHECK_EQ(buildid_cache__add_data(cache, "[vdso]", vid, n, vimg, vlen), 0);
+		build_id_hex(vid, n, hex);
+		snprintf(p, sizeof(p), "%s/[vdso]/%s/vdso", cache, hex);
+		CHECK(file_equals(p, vimg, vlen));
+	}
+	CHECK_EQ(buildid_cache__add_data(cache, "[vdso32]", known_id + 2, 16, "x", 1), 0);
+	build_id_hex(known_id + 2, 16, hex);
+	snprintf(p, sizeof(p), "%s/[vdso]/%s/vdso", cache, hex);
+	CHECK(file_equals(p, "x", 1));
+}
+
+TEST(cache_bad_input)
+{
+	char cache[256], p[PATHSZ];
+	int pipefd[2];
+
+	snprintf(cache, sizeof(cache), "%s/bad", tmpdir);
+	CHECK_EQ(buildid_cache__add_data(cache, "relative/x.so", known_id, 20, "x", 1), -EINVAL);
+	CHECK_EQ(buildid_cache__add_data(cache, "/a/../b.so", known_id, 20, "x", 1), -EINVAL);
+	CHECK_EQ(buildid_cache__add_data(cache, "/a/./b.so", known_id, 20, "x", 1), -EINVAL);
+	CHECK_EQ(buildid_cache__add_data(cache, "/..", known_id, 20, "x", 1), -EINVAL);
+	CHECK_EQ(buildid_cache__add_data(cache, "/", known_id, 20, "x", 1), -EINVAL);
+	CHECK_EQ(buildid_cache__add_data(cache, "", known_id, 20, "x", 1), -EINVAL);
+	CHECK_EQ(buildid_cache__add_data(cache, "/.build-id/de/x", known_id, 20, "x", 1), -EINVAL);
+	CHECK_EQ(buildid_cache__add_data(cache, "[heap]", known_id, 20, "x", 1), -EINVAL);
+	CHECK_EQ(buildid_cache__add_data(cache, "/x.so", known_id, 0, "x", 1), -EINVAL);
+	CHECK_EQ(buildid_cache__add_data(cache, "/x.so", known_id, 1, "x", 1), -EINVAL);
+	CHECK_EQ(buildid_cache__add_data(cache, "/x.so", known_id, 21, "x", 1), -EINVAL);
+	CHECK_EQ(buildid_cache__add_data(NULL, "/x.so", known_id, 20, "x", 1), -EINVAL);
+	CHECK_EQ(buildid_cache__add_data(cache, "/x.so", known_id, 20, NULL, 1), -EINVAL);
+	CHECK(!pipe(pipefd));
+	CHECK_EQ(buildid_cache__add_fd(cache, "/x.so", known_id, 20, pipefd[0]), -EINVAL);
+	close(pipefd[0]);
+	close(pipefd[1]);
+	CHECK_EQ(buildid_cache__add_fd(cache, "/x.so", known_id, 20, -1), -EBADF);
+	/* a name component longer than NAME_MAX */
+	memset(p, 'a', 300);
+	p[0] = '/';
+	p[300] = '\0';
+	CHECK_EQ(buildid_cache__add_data(cache, p, known_id, 20, "x", 1), -ENAMETOOLONG);
+}
+
+TEST(cache_planted_symlinks)
+{
+	char cache[256], victim[256], p[PATHSZ], q[PATHSZ], hex[BUILD_ID_HEX_SIZE];
+
+	build_id_hex(known_id, 20, hex);
+	snprintf(victim, sizeof(victim), "%s/victim", tmpdir);
+	CHECK(!mkdir(victim, 0700));
+
+	/* a directory of the DSO path is a symlink */
+	snprintf(cache, sizeof(cache), "%s/c1", tmpdir);
+	CHECK(!mkdir(cache, 0755));
+	snprintf(p, sizeof(p), "%s/usr", cache);
+	CHECK(!symlink(victim, p));
+	CHECK_EQ(buildid_cache__add_data(cache, "/usr/lib/x.so", known_id, 20, "x", 1), -ELOOP);
+	CHECK_EQ(count_entries(victim), 0);
+
+	/* the file itself is a symlink (dangling, into victim) */
+	snprintf(cache, sizeof(cache), "%s/c2", tmpdir);
+	snprintf(q, sizeof(q), "mkdir -p '%s/c2/lib/x.so/%s'", tmpdir, hex);
+	CHECK(!system(q));
+	snprintf(p, sizeof(p), "%s/c2/lib/x.so/%s/elf", tmpdir, hex);
+	snprintf(q, sizeof(q), "%s/planted", victim);
+	CHECK(!symlink(q, p));
+	CHECK_EQ(buildid_cache__add_data(cache, "/lib/x.so", known_id, 20, "x", 1), -ELOOP);
+	CHECK_EQ(count_entries(victim), 0);
+	CHECK(is_symlink_to(p, q));
+
+	/* .build-id/xx is a symlink */
+	snprintf(cache, sizeof(cache), "%s/c3", tmpdir);
+	snprintf(q, sizeof(q), "mkdir -p '%s/c3/.build-id'", tmpdir);
+	CHECK(!system(q));
+	snprintf(p, sizeof(p), "%s/c3/.build-id/de", tmpdir);
+	CHECK(!symlink(victim, p));
+	CHECK_EQ(buildid_cache__add_data(cache, "/lib/x.so", known_id, 20, "x", 1), -ELOOP);
+	CHECK_EQ(count_entries(victim), 0);
+
+	/* a regular file where a directory should be */
+	snprintf(cache, sizeof(cache), "%s/c4", tmpdir);
+	CHECK(!mkdir(cache, 0755));
+	snprintf(p, sizeof(p), "%s/lib", cache);
+	close(open(p, O_CREAT | O_WRONLY, 0644));
+	CHECK_EQ(buildid_cache__add_data(cache, "/lib/x.so", known_id, 20, "x", 1), -ELOOP);
+
+	/* an existing link for the id is left alone (perf: "already linked") */
+	snprintf(cache, sizeof(cache), "%s/c5", tmpdir);
+	snprintf(p, sizeof(p), "mkdir -p '%s/c5/.build-id/de'", tmpdir);
+	CHECK(!system(p));
+	snprintf(p, sizeof(p), "%s/c5/.build-id/de/%s", tmpdir, hex + 2);
+	CHECK(!symlink(victim, p));
+	CHECK_EQ(buildid_cache__add_data(cache, "/lib/x.so", known_id, 20, "x", 1), 0);
+	CHECK(is_symlink_to(p, victim));
+	CHECK_EQ(count_entries(victim), 0);
+}
+
+/* perf itself as the oracle for the layout, when it is installed: a copy
+ * of /bin/true added by perf buildid-cache -a and by us. */
+TEST(cache_matches_perf)
+{
+	static unsigned char bin[1 << 20];
+	char src[PATHSZ], cmd[4 * PATHSZ], hex[BUILD_ID_HEX_SIZE], mine[256], theirs[256];
+	char p[4 * PATHSZ];
+	__u8 id[20];
+	ssize_t len;
+	int fd;
+
+	fd = open("/bin/true", O_RDONLY);
+	len = fd >= 0 ? read(fd, bin, sizeof(bin)) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (system("command -v perf >/dev/null 2>&1") || len <= 0 ||
+	    len == (ssize_t)sizeof(bin)) {
+		fprintf(stderr, "  (perf or /bin/true missing: skipped)\n");
+		return;
+	}
+	fd = write_tmp("oracle", bin, (size_t)len, src);
+	CHECK_EQ(elf_build_id_fd(fd, id), 20);
+	build_id_hex(id, 20, hex);
+	snprintf(mine, sizeof(mine), "%s/mine", tmpdir);
+	CHECK_EQ(buildid_cache__add_fd(mine, src, id, 20, fd), 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd),
+		 "HOME='%s/perfhome' PERF_CONFIG=/dev/null perf buildid-cache -a '%s' >/dev/null 2>&1",
+		 tmpdir, src);
+	CHECK(!system(cmd));
+	snprintf(theirs, sizeof(theirs), "%s/perfhome/.debug", tmpdir);
+	/* same link text, same bytes under it */
+	snprintf(cmd, sizeof(cmd), "../..%s/%s", src, hex);
+	snprintf(p, sizeof(p), "%s/.build-id/%.2s/%s", theirs, hex, hex + 2);
+	CHECK(is_symlink_to(p, cmd));
+	snprintf(p, sizeof(p), "%s/.build-id/%.2s/%s", mine, hex, hex + 2);
+	CHECK(is_symlink_to(p, cmd));
+	snprintf(p, sizeof(p), "%s%s/%s/elf", theirs, src, hex);
+	CHECK(file_equals(p, bin, (size_t)len));
+	snprintf(p, sizeof(p), "%s%s/%s/elf", mine, src, hex);
+	CHECK(file_equals(p, bin, (size_t)len));
+	CHECK_EQ(mode_of(p), S_IFREG | 0755);
+}
+
+static void set_env(const char *k, const char *v)
+{
+	if (v)
+		setenv(k, v, 1);
+	else
+		unsetenv(k);
+}
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+static void check_dir(const char *override, const char *want)
+{
+	char *d;
+
+	errno = 12345;
+	d = buildid_cache_dir(override);
+	if (want) {
+		CHECK_STR(d, want);
+	} else {
+		CHECK(!d);
+		CHECK_EQ(errno, 0);
+	}
+	free(d);
+}
+
+TEST(cache_dir_config)
+{
+	char home[256], cfg[PATHSZ], want[PATHSZ];
+	char *old_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+	char *old_cfg = getenv("PERF_CONFIG") ? strdup(getenv("PERF_CONFIG")) : NULL;
+
+	snprintf(home, sizeof(home), "%s/cfghome", tmpdir);
+	CHECK(!mkdir(home, 0755));
+	snprintf(cfg, sizeof(cfg), "%s/perfconfig", tmpdir);
+	set_env("HOME", home);
+	set_env("PERF_CONFIG_NOSYSTEM", "1");	/* keep /etc/perfconfig out */
+	set_env("PERF_CONFIG", NULL);
+
+	snprintf(want, sizeof(want), "%s/.debug", home);
+	check_dir(NULL, want);
+	check_dir("/opt/cache", "/opt/cache");
+	check_dir("", want);			/* perf: empty = default */
+	check_dir("/dev/null", NULL);
+
+	/* $HOME/.perfconfig */
+	snprintf(cfg, sizeof(cfg), "%s/.perfconfig", home);
+	write_text(cfg, "[report]\n\tchildren = false\n[buildid]\n\tdir = /from/home\n");
+	check_dir(NULL, "/from/home");
+	check_dir("/opt/cache", "/opt/cache");	/* the option wins */
+	write_text(cfg, "");			/* empty: ignored */
+	check_dir(NULL, want);
+
+	/* $PERF_CONFIG alone */
+	snprintf(cfg, sizeof(cfg), "%s/perfconfig", tmpdir);
+	set_env("PERF_CONFIG", cfg);
+	write_text(cfg, "# comment\n[BuildID]\n  Dir  =  \"/a b\"  # trailing\n");
+	check_dir(NULL, "/a b");
+	write_text(cfg, "[buildid]\ndir = /x\\\n/y ; c\n");
+	check_dir(NULL, "/x/y");
+	write_text(cfg, "[buildid \"sub\"]\ndir = /no\n[other]\ndir = /no\n");
+	check_dir(NULL, want);
+	write_text(cfg, "[buildid]\ndir = /first\n!bad line\ndir = /second\n");
+	log_verbosity = -1;
+	check_dir(NULL, "/first");		/* values before a bad line count */
+	log_verbosity = 0;
+	write_text(cfg, "[buildid]\n\tdir = /dev/null\n");
+	check_dir(NULL, NULL);			/* perf's way to turn it off */
+	write_text(cfg, "[buildid]\r\ndir=/crlf\r\n");
+	check_dir(NULL, "/crlf");
+	write_text(cfg, "[buildid]\ndir\n");	/* no value: ignored */
+	check_dir(NULL, want);
+
+	set_env("HOME", NULL);
+	set_env("PERF_CONFIG", NULL);
+	check_dir(NULL, ".debug");
+
+	set_env("PERF_CONFIG_NOSYSTEM", NULL);
+	set_env("HOME", old_home);
+	set_env("PERF_CONFIG", old_cfg);
+	free(old_home);
+	free(old_cfg);
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+int main(void)
+{
+	umask(022);
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	RUN(elf_layouts);
+	RUN(elf_no_or_wrong_note);
+	RUN(elf_hostile);
+	RUN(elf_real_binary);
+	RUN(kernel_and_vdso);
+	RUN(hex);
+	RUN(cache_layout);
+	RUN(cache_bad_input);
+	RUN(cache_planted_symlinks);
+	RUN(cache_matches_perf);
+	RUN(cache_dir_config);
+	nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	return HARNESS_DONE();
+}

@@ -1,0 +1,610 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perf's build-id cache, written the way perf 6.1 writes it
+ * (util/build-id.c build_id_cache__add, util/copyfile.c, util/config.c):
+ *
+ *   DIR/usr/lib/x86_64-linux-gnu/libc.so.6/<hex>/elf
+ *   DIR/[kernel.kallsyms]/<hex>/kallsyms
+ *   DIR/[vdso]/<hex>/vdso
+ *   DIR/.build-id/<hex[0:2]>/<hex[2:]> -> ../../usr/lib/.../libc.so.6/<hex>
+ *
+ * perf report follows the .build-id link and appends "elf", "kallsyms" or
+ * "vdso" (dso__build_id_filename).  Observed with perf 6.1: directories
+ * 0755, copied files 0755 (copyfile() fchmods its mkstemp file to 0755),
+ * files perf could hard-link keep the original's mode.  perf also writes
+ * an SDT "probes" file and hard-links /usr/lib/debug/.build-id/xx/y.debug
+ * as "debug"; precord does neither (perf report needs neither).
+ */
+#include "perfdata/buildid_cache.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "elf/buildid.h"
+#include "util/log.h"
+
+#define CONFIG_FILE_MAX		(1u << 20)
+#define CONFIG_VALUE_MAX	1024		/* perf's parse_value() limit */
+#define PROCFS_COPY_MAX		(1ull << 30)	/* files that stat as 0 bytes */
+#define COPY_CHUNK		(1u << 20)
+
+/* ---- perf's config files: just enough to find buildid.dir ---- */
+
+struct cfg_parser {
+	const char *p, *end;
+	bool eof;
+};
+
+/* One character; '\n' at the end of the file (as perf's get_next_char). */
+static int cfg_getc(struct cfg_parser *cp)
+{
+	int c;
+
+	if (cp->p >= cp->end) {
+		cp->eof = true;
+		return '\n';
+	}
+	c = (unsigned char)*cp->p++;
+	if (c == '\r' && cp->p < cp->end && *cp->p == '\n')
+		c = (unsigned char)*cp->p++;
+	return c;
+}
+
+/*
+ * A value after '=': blanks around it dropped, inner runs of blanks
+ * squashed to one space, "..." quoting, \t \b \n \\ \" escapes,
+ * backslash-newline continuation, # and ; start a comment outside quotes.
+ * Returns false on a malformed value (perf stops reading the file there).
+ */
+static bool cfg_value(struct cfg_parser *cp, char *val)
+{
+	bool quote = false, comment = false, space = false;
+	size_t len = 0;
+	int c;
+
+	for (;;) {
+		c = cfg_getc(cp);
+		if (len >= CONFIG_VALUE_MAX - 1)
+			return false;
+		if (c == '\n') {
+			val[len] = '\0';
+			return !quote;
+		}
+		if (comment)
+			continue;
+		if (isspace(c) && !quote) {
+			space = true;
+			continue;
+		}
+		if (!quote && (c == ';' || c == '#')) {
+			comment = true;
+			continue;
+		}
+		if (space && len)
+			val[len++] = ' ';
+		space = false;
+		if (c == '"') {
+			quote = !quote;
+			continue;
+		}
+		if (c == '\\') {
+			c = cfg_getc(cp);
+			if (c == '\n')
+				continue;
+			if (c == 't' || c == 'b' || c == 'n')
+				c = c == 't' ? '\t' : c == 'b' ? '\b' : '\n';
+			else if (c != '\\' && c != '"')
+				return false;
+		}
+		val[len++] = (char)c;
+	}
+}
+
+/* "[name]" or "[name "sub"]": is it the plain [buildid] section? */
+static bool cfg_section(struct cfg_parser *cp, bool *is_buildid)
+{
+	char name[16];
+	size_t len = 0;
+	bool too_long = false;
+	int c;
+
+	for (;;) {
+		c = cfg_getc(cp);
+		if (cp->eof || c == '\n')
+			return false;
+		if (c == ']')
+			break;
+		if (isspace(c)) {	/* [base "sub"]: never [buildid] */
+			while ((c = cfg_getc(cp)) != '\n' && !cp->eof && c != ']')
+				;
+			*is_buildid = false;
+			return c == ']';
+		}
+		if (!isalnum(c) && c != '-' && c != '_' && c != '.')
+			return false;
+		if (len < sizeof(name) - 1)
+			name[len++] = (char)tolower(c);
+		else
+			too_long = true;
+	}
+	name[len] = '\0';
+	*is_buildid = !too_long && !strcmp(name, "buildid");
+	return len > 0;
+}
+
+/* "key [= value]"; c is the key's first character. */
+static bool cfg_entry(struct cfg_parser *cp, int c, bool in_buildid, char **dir)
+{
+	char key[64], val[CONFIG_VALUE_MAX];
+	size_t len = 0;
+
+	key[len++] = (char)tolower(c);	/* perf lowercases only this one */
+	for (;;) {
+		c = cfg_getc(cp);
+		if (cp->eof || !(isalnum(c) || c == '-' || c == '_'))
+			break;
+		if (len >= sizeof(key) - 1)
+			return false;
+		key[len++] = (char)c;
+	}
+	key[len] = '\0';
+	while (c == ' ' || c == '\t')
+		c = cfg_getc(cp);
+	if (c == '\n')
+		return true;		/* no value: perf ignores the key */
+	if (c != '=' || !cfg_value(cp, val))
+		return false;
+	if (in_buildid && !strcmp(key, "dir")) {
+		char *s = strdup(val);
+
+		if (!s)
+			return false;
+		free(*dir);
+		*dir = s;
+	}
+	return true;
+}
+
+/* Parse a config file; values before a malformed line count (as in perf). */
+static void cfg_parse(const char *text, size_t len, const char *path, char **dir)
+{
+	struct cfg_parser cp = { text, text + len, false };
+	bool in_buildid = false, comment = false;
+	int c;
+
+	if (len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3))
+		cp.p += 3;
+	for (;;) {
+		c = cfg_getc(&cp);
+		if (c == '\n') {
+			if (cp.eof)
+				return;
+			comment = false;
+			continue;
+		}
+		if (comment || isspace(c))
+			continue;
+		if (c == '#' || c == ';') {
+			comment = true;
+			continue;
+		}
+		if (c == '[' ? !cfg_section(&cp, &in_buildid) :
+		    !isalpha(c) || !cfg_entry(&cp, c, in_buildid, dir))
+			break;
+	}
+	pr_warn("bad perf config line in %s near byte %td, ignoring the rest",
+		path, cp.p - text);
+}
+
+static void cfg_read_file(const char *path, char **dir)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char *buf;
+	ssize_t n;
+
+	if (fd < 0)
+		return;
+	buf = malloc(CONFIG_FILE_MAX);
+	if (buf) {
+		n = read(fd, buf, CONFIG_FILE_MAX);
+		if (n > 0)
+			cfg_parse(buf, (size_t)n, path, dir);
+		free(buf);
+	}
+	close(fd);
+}
+
+/* perf_config_bool() on an environment variable; unset = false. */
+static bool env_true(const char *name)
+{
+	const char *v = getenv(name);
+
+	if (!v)
+		return false;
+	if (!*v)
+		return false;
+	if (!strcasecmp(v, "true") || !strcasecmp(v, "yes") || !strcasecmp(v, "on"))
+		return true;
+	return strtol(v, NULL, 0) != 0;
+}
+
+/* $HOME/.perfconfig if perf would read it (owned by us or root, not empty). */
+static void cfg_read_home(char **dir)
+{
+	const char *home = getenv("HOME");
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (!home || !*home || env_true("PERF_CONFIG_NOGLOBAL"))
+		return;
+	if ((size_t)snprintf(path, sizeof(path), "%s/.perfconfig", home) >= sizeof(path))
+		return;
+	if (stat(path, &st) || !st.st_size)
+		return;
+	if (st.st_uid && st.st_uid != geteuid()) {
+		pr_warn("%s is not owned by the current user or root, ignoring it", path);
+		return;
+	}
+	cfg_read_file(path, dir);
+}
+
+char *buildid_cache_dir(const char *override)
+{
+	const char *exclusive = getenv("PERF_CONFIG");
+	const char *home = getenv("HOME");
+	char *dir = NULL;
+
+	if (override && *override) {
+		dir = strdup(override);
+	} else if (!override) {
+		if (exclusive) {
+			cfg_read_file(exclusive, &dir);
+		} else {
+			if (!env_true("PERF_CONFIG_NOSYSTEM"))
+				cfg_read_file("/etc/perfconfig", &dir);
+			cfg_read_home(&dir);
+		}
+	}
+	if (!dir || !*dir) {		/* perf's default: $HOME/.debug */
+		free(dir);
+		if (!home)
+			dir = strdup(".debug");
+		else if (asprintf(&dir, "%s/.debug", home) < 0)
+			dir = NULL;
+	}
+	if (!dir) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (!strcmp(dir, "/dev/null")) {
+		free(dir);
+		errno = 0;
+		return NULL;
+	}
+	return dir;
+}
+
+/* ---- the cache itself ---- */
+
+enum cache_kind { CACHE_ELF, CACHE_KALLSYMS, CACHE_VDSO };
+
+static const char *const cache_basename[] = {
+	[CACHE_ELF] = "elf", [CACHE_KALLSYMS] = "kallsyms", [CACHE_VDSO] = "vdso",
+};
+
+/*
+ * The directory of name's entry, relative to the cache: "[kernel.kallsyms]/
+ * <hex>", "[vdso]/<hex>" or the path without its leading '/' (empty
+ * components dropped) + "/<hex>".  "." and ".." components and paths that
+ * would land inside ".build-id" are refused.
+ */
+static int cache_reldir(const char *name, const char *hex, char *rel, size_t size,
+			enum cache_kind *kind)
+{
+	const char *p = name, *comp;
+	size_t len = 0, n;
+
+	if (!strcmp(name, "[kernel.kallsyms]") || !strcmp(name, "[vdso]") ||
+	    !strcmp(name, "[vdso32]") || !strcmp(name, "[vdsox32]")) {
+		*kind = name[1] == 'k' ? CACHE_KALLSYMS : CACHE_VDSO;
+		n = (size_t)snprintf(rel, size, "%s/%s",
+				     *kind == CACHE_VDSO ? "[vdso]" : name, hex);
+		return n < size ? 0 : -ENAMETOOLONG;
+	}
+	if (name[0] != '/')
+		return -EINVAL;
+	*kind = CACHE_ELF;
+	while (*p) {
+		while (*p == '/')
+			p++;
+		comp = p;
+		while (*p && *p != '/')
+			p++;
+		n = (size_t)(p - comp);
+		if (!n)
+			break;
+		if ((n == 1 && comp[0] == '.') || (n == 2 && !memcmp(comp, "..", 2)) ||
+		    (!len && n == 9 && !memcmp(comp, ".build-id", 9)))
+			return -EINVAL;
+		if (len + n + 2 > size)
+			return -ENAMETOOLONG;
+		memcpy(rel + len, comp, n);
+		len += n;
+		rel[len++] = '/';
+	}
+	if (!len)
+		return -EINVAL;
+	n = strlen(hex);
+	if (len + n + 1 > size)
+		return -ENAMETOOLONG;
+	memcpy(rel + len, hex, n + 1);
+	return 0;
+}
+
+/* Open (creating 0755 as needed) every component of rel below dirfd,
+ * never following a symlink.  Returns a directory fd or -errno. */
+static int dir_open_rel(int dirfd, const char *rel)
+{
+	char comp[NAME_MAX + 1];
+	const char *p = rel;
+	int cur = dirfd, next;
+
+	while (*p) {
+		size_t n = strcspn(p, "/");
+
+		if (n > NAME_MAX) {
+			next = -ENAMETOOLONG;
+			goto out;
+		}
+		memcpy(comp, p, n);
+		comp[n] = '\0';
+		p += n + (p[n] == '/');
+		if (!n)
+			continue;
+		if (mkdirat(cur, comp, 0755) && errno != EEXIST) {
+			next = -errno;
+			goto out;
+		}
+		next = openat(cur, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0) {
+			next = errno == ENOTDIR ? -ELOOP : -errno;
+			goto out;
+		}
+		if (cur != dirfd)
+			close(cur);
+		cur = next;
+	}
+	return cur == dirfd ? openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : cur;
+out:
+	if (cur != dirfd)
+		close(cur);
+	return next;
+}
+
+/* The cache directory itself is configuration, not hostile input: it
+ * may be a symlink.  Created (with parents) if missing, as perf does. */
+static int cache_open_root(const char *cache_dir)
+{
+	char path[PATH_MAX];
+	size_t i, len = strlen(cache_dir);
+	int fd = open(cache_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd >= 0 || errno != ENOENT)
+		return fd >= 0 ? fd : -errno;
+	if (len >= sizeof(path))
+		return -ENAMETOOLONG;
+	memcpy(path, cache_dir, len + 1);
+	for (i = 1; i <= len; i++) {
+		if (path[i] != '/' && path[i] != '\0')
+			continue;
+		path[i] = '\0';
+		if (mkdir(path, 0755) && errno != EEXIST)
+			return -errno;
+		path[i] = cache_dir[i];
+	}
+	fd = open(cache_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return fd >= 0 ? fd : -errno;
+}
+
+struct copy_src {
+	int fd;			/* >= 0: copy this file */
+	__u64 size;		/* its size at fstat, 0 = read to EOF */
+	const void *data;	/* else these bytes */
+	size_t len;
+};
+
+static int write_full(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Copy src->fd from offset 0: copy_file_range while the kernel does it,
+ * then pread/write.  A file that shrinks under us is an error. */
+static int copy_fd(int dst, const struct copy_src *src)
+{
+	__u64 limit = src->size ? src->size : PROCFS_COPY_MAX;
+	loff_t off = 0;
+	char *buf = NULL;
+	int err = 0;
+
+	while (src->size && (__u64)off < limit) {
+		size_t want = limit - off < COPY_CHUNK ? limit - off : COPY_CHUNK;
+		ssize_t n = copy_file_range(src->fd, &off, dst, NULL, want, 0);
+
+		if (n <= 0)
+			break;		/* EXDEV, EINVAL, procfs…: fall back */
+	}
+	while ((__u64)off < limit) {
+		size_t want = limit - off < COPY_CHUNK ? limit - off : COPY_CHUNK;
+		ssize_t n;
+
+		if (!buf && !(buf = malloc(COPY_CHUNK)))
+			return -ENOMEM;
+		n = pread(src->fd, buf, want, off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = -errno;
+			break;
+		}
+		if (!n) {
+			if (src->size)
+				err = -EIO;	/* truncated while copying */
+			break;
+		}
+		err = write_full(dst, buf, (size_t)n);
+		if (err)
+			break;
+		off += n;
+	}
+	free(buf);
+	return err;
+}
+
+/*
+ * Create dirfd/base with src's bytes: written under a temporary O_EXCL
+ * name, chmod 0755 (perf's copyfile), then renamed into place without
+ * replacing anything.  An existing regular file means already cached.
+ */
+static int cache_write_file(int dirfd, const char *base, const struct copy_src *src)
+{
+	char tmp[NAME_MAX + 1];
+	struct stat st;
+	unsigned int rnd;
+	int fd = -1, err, tries;
+
+	if (!fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW))
+		return S_ISREG(st.st_mode) ? 0 : -ELOOP;
+	if (errno != ENOENT)
+		return -errno;
+	for (tries = 0; tries < 16 && fd < 0; tries++) {
+		if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
+			rnd = (unsigned int)rand();
+		snprintf(tmp, sizeof(tmp), "%s.%08x", base, rnd);
+		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0 && errno != EEXIST)
+			return -errno;
+	}
+	if (fd < 0)
+		return -EEXIST;
+	err = src->fd >= 0 ? copy_fd(fd, src) : write_full(fd, src->data, src->len);
+	if (!err && fchmod(fd, 0755))
+		err = -errno;
+	if (close(fd) && !err)
+		err = -errno;
+	if (!err && renameat2(dirfd, tmp, dirfd, base, RENAME_NOREPLACE)) {
+		err = -errno;
+		if (err == -EINVAL)	/* no RENAME_NOREPLACE here: link instead */
+			err = linkat(dirfd, tmp, dirfd, base, 0) ? -errno : 0;
+		if (err == -EEXIST)	/* someone else cached it meanwhile */
+			err = 0;
+	}
+	unlinkat(dirfd, tmp, 0);	/* after a rename: ENOENT, fine */
+	return err;
+}
+
+/* .build-id/<hex[0:2]>/<hex[2:]> -> ../../<rel>, as perf makes it. */
+static int cache_link(int rootfd, const char *hex, const char *rel)
+{
+	char dir[sizeof(".build-id/xx")], target[PATH_MAX], old[PATH_MAX];
+	ssize_t n;
+	int dfd, err = 0;
+
+	snprintf(dir, sizeof(dir), ".build-id/%.2s", hex);
+	if ((size_t)snprintf(target, sizeof(target), "../../%s", rel) >= sizeof(target))
+		return -ENAMETOOLONG;
+	dfd = dir_open_rel(rootfd, dir);
+	if (dfd < 0)
+		return dfd;
+	if (symlinkat(target, dfd, hex + 2)) {
+		err = -errno;
+		if (err == -EEXIST) {
+			n = readlinkat(dfd, hex + 2, old, sizeof(old) - 1);
+			if (n >= 0) {
+				old[n] = '\0';
+				if (strcmp(old, target))
+					pr_debug("build-id %s is already linked to %s", hex, old);
+			}
+			err = 0;
+		}
+	}
+	close(dfd);
+	return err;
+}
+
+static int cache_add(const char *cache_dir, const char *name, const __u8 *id,
+		     int size, const struct copy_src *src)
+{
+	char hex[BUILD_ID_HEX_SIZE], rel[PATH_MAX];
+	enum cache_kind kind;
+	int rootfd, dfd, err;
+
+	if (!cache_dir || !name || !id || size < 2 || size > BUILD_ID_SIZE)
+		return -EINVAL;
+	build_id_hex(id, size, hex);
+	err = cache_reldir(name, hex, rel, sizeof(rel), &kind);
+	if (err)
+		return err;
+	rootfd = cache_open_root(cache_dir);
+	if (rootfd < 0)
+		return rootfd;
+	dfd = dir_open_rel(rootfd, rel);
+	if (dfd < 0) {
+		err = dfd;
+	} else {
+		err = cache_write_file(dfd, cache_basename[kind], src);
+		close(dfd);
+	}
+	if (!err)
+		err = cache_link(rootfd, hex, rel);
+	close(rootfd);
+	if (err)
+		pr_debug("build-id cache: cannot add %s (%s) to %s: %s",
+			 name, hex, cache_dir, strerror(-err));
+	return err;
+}
+
+int buildid_cache__add_fd(const char *cache_dir, const char *name,
+			  const __u8 *id, int size, int src_fd)
+{
+	struct copy_src src = { .fd = src_fd };
+	struct stat st;
+
+	if (src_fd < 0 || fstat(src_fd, &st))
+		return -EBADF;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;		/* no FIFOs or devices from a target */
+	src.size = (__u64)st.st_size;
+	return cache_add(cache_dir, name, id, size, &src);
+}
+
+int buildid_cache__add_data(const char *cache_dir, const char *name,
+			    const __u8 *id, int size, const void *data, size_t len)
+{
+	struct copy_src src = { .fd = -1, .data = data, .len = len };
+
+	if (!data && len)
+		return -EINVAL;
+	return cache_add(cache_dir, name, id, size, &src);
+}
