@@ -142,6 +142,7 @@ static int on_mmap2(struct session *s, const struct perf_event_header *h, __u64 
 	size_t fixed = sizeof(*h) + sizeof(*b);
 	struct perfdata_mmap2 m = { 0 };
 	struct perfdata_sample_id sid;
+	enum jit_mmap_action action;
 	const char *name;
 	size_t maxlen;
 
@@ -153,8 +154,9 @@ static int on_mmap2(struct session *s, const struct perf_event_header *h, __u64 
 	maxlen = h->size - fixed - PREC_SAMPLE_ID_SIZE;
 	if (!memchr(name, 0, maxlen))
 		return -EINVAL;
-	if (session_jit_mmap(s, b->pid, name, b->prot, time))
-		return 0;		/* the jitdump marker: not written */
+	action = session_jit_mmap(s, b->pid, name, b->prot, b->start, b->len, time);
+	if (action == JIT_MMAP_DROP)
+		return 0;
 	if (!(b->prot & 4) && name[0] == '/')
 		return 0;		/* data mappings: perf record skips them too */
 	m.misc = h->misc & ~PERF_RECORD_MISC_MMAP_BUILD_ID;
@@ -185,6 +187,8 @@ static int on_mmap2(struct session *s, const struct perf_event_header *h, __u64 
 	pbuf_reset(&s->rec);
 	if (perfdata_encode_mmap2(&s->rec, &m, &sid))
 		return -ENOMEM;
+	if (action == JIT_MMAP_HOLD)
+		return session_jit_hold(s, b->pid, time, s->rec.data, s->rec.len);
 	return perfdata_writer__queue(s->w, time, s->rec.data, s->rec.len);
 }
 

@@ -486,7 +486,6 @@ static int finish_file(struct session *s, __u64 tod, __u64 mono)
 {
 	const struct perfdata_build_id *ids = NULL;
 	size_t nr_ids = 0;
-	char *cache = NULL;
 	struct perfdata_env env = {
 		.argc = s->o->argc, .argv = s->o->argv,
 		.first_sample_time = s->first_time, .last_sample_time = s->last_time,
@@ -498,6 +497,8 @@ static int finish_file(struct session *s, __u64 tod, __u64 mono)
 
 	if (!clock_getres(s->o->clockid, &res))
 		env.clock_res_ns = (__u64)res.tv_sec * 1000000000ULL + (__u64)res.tv_nsec;
+	if (!s->o->no_buildid_cache)
+		s->cache_dir = buildid_cache_dir(s->o->buildid_dir);
 	err = drain(s);
 	if (!err)
 		err = session_trace_finish(s);
@@ -507,10 +508,7 @@ static int finish_file(struct session *s, __u64 tod, __u64 mono)
 		err = report_drops(s, now_ns(CLOCK_MONOTONIC));
 	if (err)
 		return err;
-	if (!s->o->no_buildid_cache)
-		cache = buildid_cache_dir(s->o->buildid_dir);
-	err = dso_table__finish(s->dt, cache, true, &ids, &nr_ids);
-	free(cache);
+	err = dso_table__finish(s->dt, s->cache_dir, true, &ids, &nr_ids);
 	if (err)
 		return err;
 	env.build_ids = ids;
@@ -536,10 +534,9 @@ static void teardown(struct session *s)
 	free(s->callchain);
 	cpu_set_list__free(&s->cpus);
 	tidset_free(&s->targets);
-	tidset_free(&s->jit_pids);
 	pbuf_free(&s->rec);
 	free(s->out_path);
-	free(s->jit_dir);
+	free(s->cache_dir);
 }
 
 static void print_summary(struct session *s)

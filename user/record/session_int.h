@@ -18,7 +18,7 @@ struct ring_buffer;
 struct perfdata_writer;
 struct dso_table;
 struct trace_session;
-struct jit_merger;
+struct jit_glue;
 
 struct session {
 	const struct prec_opts *o;
@@ -31,10 +31,10 @@ struct session {
 	struct perfdata_writer *w;
 	struct dso_table *dt;
 	struct trace_session *ts;
-	struct jit_merger *jm;
+	struct jit_glue *jit;		/* jit_glue.c */
+	char *cache_dir;		/* build-id cache, NULL: none */
 	struct pbuf rec;		/* scratch for one encoded record */
 	struct tidset targets;		/* tgids (or tids with -t) recorded */
-	struct tidset jit_pids;		/* processes with anonymous exec memory */
 	bool sampling;
 	bool all;			/* -a */
 	bool by_tid;			/* -t */
@@ -50,16 +50,23 @@ struct session {
 
 	char *out_path;
 	int out_fd;
-	char *jit_dir;
 
 	__u64 samples, bad_records, lost_reported, sb_lost;
 	__u64 first_time, last_time;
 	__u64 start_ns;
 };
 
-/* A target maps name: JIT markers and anonymous code are noted for the JIT
- * merger (jit.c).  Returns true if the mapping must not be written. */
-bool session_jit_mmap(struct session *s, __u32 pid, const char *name, __u32 prot, __u64 time);
+/* What to do with an executable mapping of a target (jit_glue.c). */
+enum jit_mmap_action {
+	JIT_MMAP_WRITE,		/* an ordinary mapping */
+	JIT_MMAP_DROP,		/* a jitdump marker: not written */
+	JIT_MMAP_HOLD,		/* anonymous code: session_jit_hold() it */
+};
+enum jit_mmap_action session_jit_mmap(struct session *s, __u32 pid, const char *name,
+				      __u32 prot, __u64 start, __u64 len, __u64 time);
+/* Keep an encoded MMAP2 of anonymous code until the end: written only if
+ * no JIT source described that process. */
+int session_jit_hold(struct session *s, __u32 pid, __u64 time, const void *rec, size_t size);
 
 /* Tracing (trace_glue.c): set-up before the output, attrs, per-loop drain,
  * end, counters for the summary. */

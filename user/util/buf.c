@@ -46,7 +46,8 @@ int pbuf_put_zero(struct pbuf *b, size_t n)
 
 	if (err)
 		return err;
-	memset(b->data + b->len, 0, n);
+	if (n)
+		memset(b->data + b->len, 0, n);
 	b->len += n;
 	return 0;
 }

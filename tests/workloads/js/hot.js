@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// JIT workload for precord's JIT merging: three named hot functions that
+// run the same loop body for 5:3:2 of the iterations, so they take about
+// 50%, 30% and 20% of the CPU time.  Deterministic: fixed iteration counts,
+// prints one checksum.  About 3 s on the reference VM.
+//
+//   node --perf-prof --interpreted-frames-native-stack hot.js [scale]
+//        (writes jit-<pid>.dump in the current directory)
+//   node --perf-basic-prof hot.js [scale]
+//        (writes /tmp/perf-<pid>.map)
+//
+// scale (default 1) multiplies the iteration counts.
+'use strict';
+
+const ROUNDS = 20;
+const UNIT = Math.round(5e6 * (Number(process.argv[2]) || 1));
+
+// Each function is long-running on its own (its loop gets optimized in
+// place), and the caller runs only ROUNDS times, so V8 never inlines them.
+function hotFifty(n, seed) {
+	let x = seed | 0;
+	for (let i = 0; i < n; i++)
+		x = (Math.imul(x, 1103515245) + 12345 + i) | 0;
+	return x;
+}
+
+function hotThirty(n, seed) {
+	let x = seed | 0;
+	for (let i = 0; i < n; i++)
+		x = (Math.imul(x, 1103515245) + 12345 + i) | 0;
+	return x;
+}
+
+function hotTwenty(n, seed) {
+	let x = seed | 0;
+	for (let i = 0; i < n; i++)
+		x = (Math.imul(x, 1103515245) + 12345 + i) | 0;
+	return x;
+}
+
+let sum = 0;
+for (let r = 0; r < ROUNDS; r++) {
+	sum = (sum + hotFifty(5 * UNIT, r)) | 0;
+	sum = (sum + hotThirty(3 * UNIT, r)) | 0;
+	sum = (sum + hotTwenty(2 * UNIT, r)) | 0;
+}
+console.log(`hot.js checksum ${sum >>> 0}`);

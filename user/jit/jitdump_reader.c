@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * jitdump file iteration: the reader remembers the offset of the first
+ * byte it has not consumed, so a dump the runtime is still writing can be
+ * read again later from there.  Parsing is jitdump.c's.
+ */
+#include "jit/jitdump.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/log.h"
+
+#define READ_CHUNK		(1u << 20)
+#define MAX_WARNINGS		10
+
+struct jitdump_reader {
+	char *path;
+	int fd;
+	bool have_header, swap, dead;
+	struct jitdump_header hdr;
+	__u64 off;			/* first byte not consumed */
+	__u64 pending;			/* bytes of a partial record at off */
+	__u64 bad, unknown;
+	unsigned int warnings;
+	__u8 *buf;
+	size_t cap;
+};
+
+struct jitdump_reader *jitdump_reader__new(const char *path, int fd)
+{
+	struct jitdump_reader *r;
+	struct stat st;
+
+	if (!path)
+		path = "(jitdump)";
+	if (fd < 0) {
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+		if (fd < 0)
+			return NULL;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return NULL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (r)
+		r->path = strdup(path);
+	if (!r || !r->path) {
+		if (r)
+			free(r);
+		close(fd);
+		errno = ENOMEM;
+		return NULL;
+	}
+	r->fd = fd;
+	return r;
+}
+
+void jitdump_reader__free(struct jitdump_reader *r)
+{
+	if (!r)
+		return;
+	if (r->fd >= 0)
+		close(r->fd);
+	free(r->buf);
+	free(r->path);
+	free(r);
+}
+
+static ssize_t pread_full(int fd, void *buf, size_t n, __u64 off)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t k = pread(fd, (char *)buf + done, n - done, (off_t)(off + done));
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		if (k == 0)
+			break;
+		done += (size_t)k;
+	}
+	return (ssize_t)done;
+}
+
+static int reader_grow(struct jitdump_reader *r, size_t want)
+{
+	__u8 *p;
+
+	if (want <= r->cap)
+		return 0;
+	p = realloc(r->buf, want);
+	if (!p)
+		return -ENOMEM;
+	r->buf = p;
+	r->cap = want;
+	return 0;
+}
+
+static void reader_warn(struct jitdump_reader *r, __u64 off, const char *why)
+{
+	r->bad++;
+	if (r->warnings < MAX_WARNINGS)
+		pr_warn("jitdump %s: offset %llu: %s; record skipped",
+			r->path, (unsigned long long)off, why);
+	else if (r->warnings == MAX_WARNINGS)
+		pr_warn("jitdump %s: more bad records; not reporting them", r->path);
+	r->warnings++;
+}
+
+static int reader_header(struct jitdump_reader *r)
+{
+	__u8 buf[JITDUMP_MAX_HEADER_SIZE];
+	const char *why = "";
+	ssize_t n;
+	int err;
+
+	n = pread_full(r->fd, buf, sizeof(buf), 0);
+	if (n < 0)
+		return (int)n;
+	err = jitdump_parse_header(buf, (size_t)n, &r->hdr, &r->swap, &why);
+	if (err == -EAGAIN)
+		return 0;		/* not written yet: try again later */
+	if (err) {
+		pr_warn("jitdump %s: %s; file ignored", r->path, why);
+		r->dead = true;
+		return err;
+	}
+	r->have_header = true;
+	r->off = r->hdr.total_size;
+	return 0;
+}
+
+/* Parse the records in r->buf[0..n); returns bytes consumed, or -errno to
+ * stop (corrupt framing or the callback's non-zero return). */
+static ssize_t reader_parse_buf(struct jitdump_reader *r, size_t n, size_t *need,
+				jitdump_record_cb cb, void *ctx, int *delivered)
+{
+	size_t pos = 0;
+
+	*need = 0;
+	while (pos < n) {
+		struct jitdump_record rec;
+		const char *why = "bad record";
+		ssize_t k = jitdump_parse_record(r->buf + pos, n - pos, r->swap, &rec, &why);
+		int err;
+
+		if (k == 0) {
+			*need = n - pos < JITDUMP_PREFIX_SIZE ? JITDUMP_PREFIX_SIZE :
+				rec.prefix.total_size;
+			break;
+		}
+		if (k == -EINVAL) {
+			reader_warn(r, r->off + pos, why);
+			pr_warn("jitdump %s: cannot find the next record after offset %llu; rest of the file ignored",
+				r->path, (unsigned long long)(r->off + pos));
+			r->dead = true;
+			return pos;
+		}
+		if (k == -EBADMSG) {
+			reader_warn(r, r->off + pos, why);
+			pos += rec.prefix.total_size;
+			continue;
+		}
+		rec.file_offset = r->off + pos;
+		pos += (size_t)k;
+		if (rec.prefix.id > JIT_CODE_UNWINDING_INFO &&
+		    (rec.prefix.id < SAMPLY_JIT_CODE_DEBUG_INFO2 ||
+		     rec.prefix.id > SAMPLY_EMBEDDED_SOURCE_FILE)) {
+			if (!r->unknown++)
+				pr_debug("jitdump %s: offset %llu: unknown record id %u skipped",
+					 r->path, (unsigned long long)rec.file_offset,
+					 rec.prefix.id);
+			continue;
+		}
+		(*delivered)++;
+		err = cb ? cb(ctx, &rec) : 0;
+		if (err) {
+			r->off += pos;
+			return err < 0 ? err : -ECANCELED;
+		}
+	}
+	return (ssize_t)pos;
+}
+
+int jitdump_reader__read(struct jitdump_reader *r, jitdump_record_cb cb, void *ctx)
+{
+	int delivered = 0, err;
+
+	if (r->dead)
+		return 0;
+	if (!r->have_header) {
+		err = reader_header(r);
+		if (err || !r->have_header)
+			return err;
+	}
+	if (reader_grow(r, READ_CHUNK))
+		return -ENOMEM;
+	for (;;) {
+		size_t need;
+		ssize_t n = pread_full(r->fd, r->buf, r->cap, r->off);
+		ssize_t used;
+
+		if (n < 0)
+			return (int)n;
+		used = reader_parse_buf(r, (size_t)n, &need, cb, ctx, &delivered);
+		if (used < 0)
+			return (int)used;
+		r->off += (__u64)used;
+		r->pending = (__u64)n - (__u64)used;
+		if (r->dead || n == 0)
+			break;
+		if (used == 0 && need > r->cap && (size_t)n == r->cap) {
+			if (reader_grow(r, need))
+				return -ENOMEM;
+			continue;
+		}
+		if ((size_t)n < r->cap || used == 0)
+			break;		/* end of what is written so far */
+	}
+	return delivered;
+}
+
+const struct jitdump_header *jitdump_reader__header(const struct jitdump_reader *r)
+{
+	return r->have_header ? &r->hdr : NULL;
+}
+
+bool jitdump_reader__swapped(const struct jitdump_reader *r)
+{
+	return r->swap;
+}
+
+__u64 jitdump_reader__offset(const struct jitdump_reader *r)
+{
+	return r->off;
+}
+
+__u64 jitdump_reader__pending(const struct jitdump_reader *r)
+{
+	return r->pending;
+}
+
+__u64 jitdump_reader__bad(const struct jitdump_reader *r)
+{
+	return r->bad;
+}
+
+__u64 jitdump_reader__unknown(const struct jitdump_reader *r)
+{
+	return r->unknown;
+}
+
+const char *jitdump_reader__path(const struct jitdump_reader *r)
+{
+	return r->path;
+}

@@ -1,0 +1,655 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * JIT merger (see merger.h): sources → functions in the open image →
+ * mappings; a full image is written to the output directory at once and
+ * only the functions' addresses are kept.
+ */
+#include "jit/merger_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "jit/mlpd.h"
+#include "util/buf.h"
+#include "util/log.h"
+
+#define MAX_MAPPINGS		(10u * 1000 * 1000)
+#define MAX_NOCODE_FUNC		(1ULL << 30)	/* perf-map/.mlpd entry size */
+#define MAX_IMAGE_SEQ		1000000
+
+static int grow(void **v, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap : 16;
+	while (ncap < need)
+		ncap *= 2;
+	p = realloc(*v, ncap * elem);
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = ncap;
+	return 0;
+}
+
+#define GROW(arr, cap, need) grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
+
+/* ---- output directory and images ---- */
+
+static int open_out_dir(const char *dir, char **abs_out)
+{
+	struct stat st, st2;
+	char *abs;
+	int fd;
+
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		return -errno;
+	if (lstat(dir, &st))
+		return -errno;
+	if (S_ISLNK(st.st_mode))
+		return -ELOOP;		/* never write through a planted link */
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ELOOP ? -ELOOP : -errno;
+	if (fstat(fd, &st) || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) {
+		close(fd);
+		return -EPERM;
+	}
+	abs = realpath(dir, NULL);
+	if (!abs || stat(abs, &st2) || st2.st_dev != st.st_dev || st2.st_ino != st.st_ino) {
+		free(abs);
+		close(fd);
+		return -EPERM;		/* swapped under us */
+	}
+	*abs_out = abs;
+	return fd;
+}
+
+static struct image_slot *cur_slot(struct jit_merger *m)
+{
+	return m->img ? &m->images[m->nr_images - 1] : NULL;
+}
+
+static int open_image(struct jit_merger *m)
+{
+	if (GROW(m->images, m->cap_images, m->nr_images + 1))
+		return -ENOMEM;
+	m->img = jitelf_image__new();
+	if (!m->img)
+		return -ENOMEM;
+	memset(&m->images[m->nr_images++], 0, sizeof(struct image_slot));
+	return 0;
+}
+
+/* Create a new image file inside our directory: never follows links. */
+static int create_image_file(struct jit_merger *m, char **path)
+{
+	char name[64];
+	int fd;
+
+	for (; m->seq < MAX_IMAGE_SEQ; m->seq++) {
+		snprintf(name, sizeof(name), "jit-%u.so", m->seq);
+		fd = openat(m->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			    0644);
+		if (fd < 0 && errno == EEXIST)
+			continue;
+		if (fd < 0)
+			return -errno;
+		m->seq++;
+		if (asprintf(path, "%s/%s", m->dir, name) < 0) {
+			unlinkat(m->dirfd, name, 0);
+			close(fd);
+			return -ENOMEM;
+		}
+		return fd;
+	}
+	return -EEXIST;
+}
+
+/* Write the open image and keep only its functions' addresses. */
+static int seal_image(struct jit_merger *m)
+{
+	struct image_slot *slot = cur_slot(m);
+	size_t i, n;
+	int fd, err;
+
+	if (!slot)
+		return 0;
+	n = jitelf_image__nr_funcs(m->img);
+	if (n == 0) {			/* nothing in it: drop the slot */
+		jitelf_image__free(m->img);
+		m->img = NULL;
+		m->nr_images--;
+		return 0;
+	}
+	fd = create_image_file(m, &slot->path);
+	err = fd < 0 ? fd : jitelf_image__write(m->img, fd);
+	if (fd >= 0 && close(fd) && !err)
+		err = -errno;
+	if (!err) {
+		slot->func_addr = malloc(n * sizeof(*slot->func_addr));
+		if (!slot->func_addr)
+			err = -ENOMEM;
+	}
+	if (err) {
+		pr_warn("jit: failed to write image %s: %s; its %zu functions stay unnamed",
+			slot->path ? slot->path : m->dir, strerror(-err), n);
+		if (slot->path)
+			unlinkat(m->dirfd, strrchr(slot->path, '/') + 1, 0);
+	} else {
+		for (i = 0; i < n; i++)
+			slot->func_addr[i] = jitelf_image__func_addr(m->img, (int)i);
+		memcpy(slot->build_id, jitelf_image__build_id(m->img), 20);
+		slot->size = jitelf_image__file_size(m->img);
+		slot->nr_funcs = (__u32)n;
+		slot->ok = true;
+		m->st.images++;
+		m->st.image_bytes += slot->size;
+	}
+	jitelf_image__free(m->img);
+	m->img = NULL;
+	return err == -ENOMEM ? err : 0;	/* a failed write only loses names */
+}
+
+/* The open image, sealing the current one first if size more bytes (of
+ * code, or of code-less space) would not fit. */
+static int image_for(struct jit_merger *m, __u64 size, bool code)
+{
+	int err;
+
+	if (m->img && jitelf_image__nr_funcs(m->img)) {
+		__u64 cb = jitelf_image__code_bytes(m->img);
+		__u64 meta = jitelf_image__mem_bytes(m->img) - cb;
+		bool full = code ? cb + size > JIT_IMAGE_MAX_CODE :
+			    jitelf_image__nocode_bytes(m->img) + size > JIT_IMAGE_MAX_NOCODE;
+
+		if (full || meta > JIT_IMAGE_MAX_META) {
+			err = seal_image(m);
+			if (err)
+				return err;
+		}
+	}
+	return m->img ? 0 : open_image(m);
+}
+
+/* ---- functions and mappings ---- */
+
+/* Past MAX_MAPPINGS nothing more is added (a hostile dump could go on
+ * for ever); warns once. */
+static bool merger_full(struct jit_merger *m)
+{
+	if (m->nr_imaps < MAX_MAPPINGS)
+		return false;
+	if (!m->full_warned)
+		pr_warn("jit: more than %u JIT mappings; ignoring the rest", MAX_MAPPINGS);
+	m->full_warned = true;
+	return true;
+}
+
+int merger_add_imap(struct jit_merger *m, __u64 time, __u32 pid, __u32 tid,
+		    __u64 start, __u64 len, __u32 image, __s32 func)
+{
+	if (merger_full(m))
+		return -E2BIG;
+	if (GROW(m->imaps, m->cap_imaps, m->nr_imaps + 1))
+		return -ENOMEM;
+	m->imaps[m->nr_imaps++] = (struct imap){
+		.time = time, .start = start, .len = len, .pid = pid, .tid = tid,
+		.image = image, .func = func, .seq = (__u32)m->nr_imaps,
+	};
+	return 0;
+}
+
+static __u64 code_hash(__u32 src, __u64 idx)
+{
+	__u64 h = idx * 0x9e3779b97f4a7c15ULL ^ ((__u64)src << 32 | src);
+
+	return h ^ (h >> 29);
+}
+
+struct code_ent *merger_code_find(struct jit_merger *m, __u32 src, __u64 idx, bool *found)
+{
+	size_t mask = m->nr_code_slots - 1, j;
+
+	*found = false;
+	if (!m->nr_code_slots)
+		return NULL;
+	for (j = code_hash(src, idx) & mask; m->codes[j].used; j = (j + 1) & mask) {
+		if (m->codes[j].src == src && m->codes[j].code_index == idx) {
+			*found = true;
+			break;
+		}
+	}
+	return &m->codes[j];
+}
+
+int merger_code_put(struct jit_merger *m, const struct code_ent *e)
+{
+	struct code_ent *slot;
+	bool found;
+
+	if ((m->nr_codes + 1) * 2 > m->nr_code_slots) {
+		size_t n = m->nr_code_slots ? m->nr_code_slots * 2 : 1024, i;
+		struct code_ent *old = m->codes;
+		size_t old_n = m->nr_code_slots;
+
+		m->codes = calloc(n, sizeof(*m->codes));
+		if (!m->codes) {
+			m->codes = old;
+			return -ENOMEM;
+		}
+		m->nr_code_slots = n;
+		for (i = 0; i < old_n; i++) {
+			if (!old[i].used)
+				continue;
+			*merger_code_find(m, old[i].src, old[i].code_index, &found) = old[i];
+		}
+		free(old);
+	}
+	slot = merger_code_find(m, e->src, e->code_index, &found);
+	if (!found)
+		m->nr_codes++;
+	*slot = *e;
+	slot->used = true;
+	return 0;
+}
+
+/* Add one function to the open image; returns its index or -errno. */
+int merger_add_func(struct jit_merger *m, const char *name, const void *code, __u64 size)
+{
+	int err;
+
+	if (merger_full(m))
+		return -E2BIG;
+	err = image_for(m, size, code != NULL);
+	if (err)
+		return err;
+	return jitelf_image__add_func(m->img, name, code, size);
+}
+
+/* ---- sources ---- */
+
+static struct source *new_source(struct jit_merger *m, enum src_kind kind,
+				 const char *path, __u32 pid)
+{
+	struct source *s;
+
+	if (m->finished || GROW(m->srcs, m->cap_srcs, m->nr_srcs + 1))
+		return NULL;
+	s = &m->srcs[m->nr_srcs];
+	memset(s, 0, sizeof(*s));
+	s->kind = kind;
+	s->pid = pid;
+	s->path = strdup(path ? path : "(unnamed)");
+	return s->path ? s : NULL;
+}
+
+static void source_free(struct source *s)
+{
+	jitdump_reader__free(s->jd);
+	perfmap_reader__free(s->pm);
+	pbuf_free(&s->pend_debug);
+	pbuf_free(&s->pend_di2);
+	pbuf_free(&s->pend_unwind);
+	free(s->path);
+	memset(s, 0, sizeof(*s));
+}
+
+static int read_jitdump(struct jit_merger *m, __u32 idx)
+{
+	struct source *s = &m->srcs[idx];
+	struct jd_ctx c = { .m = m, .src = idx };
+	int n;
+
+	if (!s->jd)
+		return 0;
+	n = jitdump_reader__read(s->jd, merger_jitdump_record, &c);
+	if (n == -ENOTSUP || n == -EINVAL) {	/* refused: already reported */
+		jitdump_reader__free(s->jd);
+		s->jd = NULL;
+		return n;
+	}
+	return n < 0 ? n : 0;
+}
+
+int jit_merger__add_jitdump(struct jit_merger *m, const char *path, int fd, __u32 pid)
+{
+	struct source *s = new_source(m, SRC_JITDUMP, path, pid);
+	int err;
+
+	if (!s) {
+		if (fd >= 0)
+			close(fd);
+		return -ENOMEM;
+	}
+	s->jd = jitdump_reader__new(s->path, fd);
+	if (!s->jd) {
+		err = -errno;
+		pr_warn("jitdump %s: cannot open: %s", s->path, strerror(errno));
+		source_free(s);
+		return err;
+	}
+	m->nr_srcs++;
+	err = read_jitdump(m, (__u32)(m->nr_srcs - 1));
+	if (err == -ENOTSUP || err == -EINVAL) {
+		source_free(&m->srcs[--m->nr_srcs]);
+		return err;
+	}
+	return err;
+}
+
+struct pm_ctx {
+	struct jit_merger *m;
+	struct source *s;
+};
+
+static int on_map_entry(void *ctx, const struct perfmap_entry *e, __u64 line_no)
+{
+	struct pm_ctx *c = ctx;
+	struct jit_merger *m = c->m;
+	char name[JITELF_MAX_NAME + 1];
+	size_t len = e->name_len < JITELF_MAX_NAME ? e->name_len : JITELF_MAX_NAME;
+	int func, err;
+
+	if (!e->size)
+		return 0;
+	if (e->size > MAX_NOCODE_FUNC) {
+		m->st.bad_records++;
+		if (c->s->warnings++ < 10)
+			pr_warn("perf map %s: line %llu: size %#llx implausibly large; skipped",
+				c->s->path, (unsigned long long)line_no,
+				(unsigned long long)e->size);
+		return 0;
+	}
+	memcpy(name, e->name, len);
+	name[len] = '\0';
+	func = merger_add_func(m, name, NULL, e->size);
+	if (func < 0)
+		return func == -E2BIG ? 0 : func;
+	err = merger_add_imap(m, c->s->time, c->s->pid, c->s->pid, e->start, e->size,
+		       (__u32)(m->nr_images - 1), func);
+	if (!err)
+		m->st.map_entries++;
+	return err == -E2BIG ? 0 : err;
+}
+
+static int read_perf_map(struct jit_merger *m, struct source *s, bool final)
+{
+	struct pm_ctx c = { .m = m, .s = s };
+	int n;
+
+	if (!s->pm)
+		return 0;
+	n = perfmap_reader__read(s->pm, final, on_map_entry, &c);
+	return n < 0 ? n : 0;
+}
+
+int jit_merger__add_perf_map(struct jit_merger *m, const char *path, int fd,
+			     __u32 pid, __u64 time)
+{
+	struct source *s = new_source(m, SRC_PERFMAP, path, pid);
+	int err;
+
+	if (!s) {
+		if (fd >= 0)
+			close(fd);
+		return -ENOMEM;
+	}
+	s->time = time;
+	s->pm = perfmap_reader__new(s->path, fd);
+	if (!s->pm) {
+		err = -errno;
+		pr_warn("perf map %s: cannot open: %s", s->path, strerror(errno));
+		source_free(s);
+		return err;
+	}
+	m->nr_srcs++;
+	return read_perf_map(m, s, false);
+}
+
+int jit_merger__add_mlpd(struct jit_merger *m, const char *path, __u32 pid)
+{
+	struct source *s = new_source(m, SRC_MLPD, path, pid);
+
+	if (!s)
+		return -ENOMEM;
+	m->nr_srcs++;
+	return 0;
+}
+
+struct mlpd_ctx {
+	struct jit_merger *m;
+	struct source *s;
+	__u32 pid;
+};
+
+static int on_mlpd_method(void *ctx, const struct mlpd_method *mm)
+{
+	struct mlpd_ctx *c = ctx;
+	struct jit_merger *m = c->m;
+	__u32 pid;
+	int func, err;
+
+	if (!mm->code_size || mm->code_size > MAX_NOCODE_FUNC ||
+	    mm->code_addr + mm->code_size < mm->code_addr) {
+		m->st.bad_records++;
+		return 0;
+	}
+	func = merger_add_func(m, mm->name ? mm->name : "", NULL, mm->code_size);
+	if (func < 0)
+		return func == -E2BIG ? 0 : func;
+	pid = c->pid ? c->pid : mlpd_pid;
+	err = merger_add_imap(m, mm->time, pid, pid, mm->code_addr, mm->code_size,
+		       (__u32)(m->nr_images - 1), func);
+	if (!err)
+		m->st.mlpd_methods++;
+	return err == -E2BIG ? 0 : err;
+}
+
+static int read_mlpd(struct jit_merger *m, struct source *s)
+{
+	struct mlpd_ctx c = { .m = m, .s = s, .pid = s->pid };
+	int err;
+
+	err = mlpd_read_file(s->path, on_mlpd_method, &c);
+	if (err)
+		pr_warn("mlpd %s: not read: %s", s->path, strerror(-err));
+	return err == -ENOMEM ? err : 0;
+}
+
+/* ---- life cycle ---- */
+
+struct jit_merger *jit_merger__new(const char *out_dir)
+{
+	struct jit_merger *m = calloc(1, sizeof(*m));
+	int fd;
+
+	if (!m)
+		return NULL;
+	fd = open_out_dir(out_dir, &m->dir);
+	if (fd < 0) {
+		pr_warn("jit: cannot use %s for JIT images: %s", out_dir, strerror(-fd));
+		free(m);
+		errno = -fd;
+		return NULL;
+	}
+	m->dirfd = fd;
+	return m;
+}
+
+void jit_merger__free(struct jit_merger *m)
+{
+	size_t i;
+
+	if (!m)
+		return;
+	for (i = 0; i < m->nr_srcs; i++)
+		source_free(&m->srcs[i]);
+	for (i = 0; i < m->nr_images; i++) {
+		free(m->images[i].path);
+		free(m->images[i].func_addr);
+	}
+	jitelf_image__free(m->img);
+	free(m->srcs);
+	free(m->images);
+	free(m->imaps);
+	free(m->codes);
+	free(m->maps);
+	free(m->out_images);
+	if (m->dirfd >= 0)
+		close(m->dirfd);
+	free(m->dir);
+	free(m);
+}
+
+int jit_merger__poll(struct jit_merger *m, __u64 now)
+{
+	size_t i;
+	int err = 0;
+
+	if (m->finished)
+		return -EINVAL;
+	for (i = 0; i < m->nr_srcs && !err; i++) {
+		struct source *s = &m->srcs[i];
+
+		if (s->kind == SRC_JITDUMP) {
+			err = read_jitdump(m, (__u32)i);
+			if (err == -ENOTSUP || err == -EINVAL)
+				err = 0;
+		} else if (s->kind == SRC_PERFMAP) {
+			err = read_perf_map(m, s, false);
+			s->time = now;
+		}
+	}
+	return err;
+}
+
+static int cmp_imap(const void *a, const void *b)
+{
+	const struct imap *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int build_outputs(struct jit_merger *m)
+{
+	size_t i;
+
+	if (m->nr_imaps)
+		qsort(m->imaps, m->nr_imaps, sizeof(*m->imaps), cmp_imap);
+	m->maps = calloc(m->nr_imaps + 1, sizeof(*m->maps));
+	m->out_images = calloc(m->nr_images + 1, sizeof(*m->out_images));
+	if (!m->maps || !m->out_images)
+		return -ENOMEM;
+	for (i = 0; i < m->nr_imaps; i++) {
+		const struct imap *im = &m->imaps[i];
+		const struct image_slot *slot = &m->images[im->image];
+		struct jit_mapping *mp;
+
+		if (!slot->ok)
+			continue;
+		mp = &m->maps[m->nr_maps++];
+		mp->time = im->time;
+		mp->pid = im->pid;
+		mp->tid = im->tid;
+		mp->start = im->start;
+		mp->len = im->len;
+		mp->pgoff = slot->func_addr[im->func];
+		mp->path = slot->path;
+		memcpy(mp->build_id, slot->build_id, 20);
+		mp->build_id_size = 20;
+	}
+	for (i = 0; i < m->nr_images; i++) {
+		const struct image_slot *slot = &m->images[i];
+		struct jit_image *o;
+
+		if (!slot->ok)
+			continue;
+		o = &m->out_images[m->nr_out_images++];
+		o->path = slot->path;
+		memcpy(o->build_id, slot->build_id, 20);
+		o->build_id_size = 20;
+		o->size = slot->size;
+		o->nr_funcs = slot->nr_funcs;
+	}
+	m->st.mappings = m->nr_maps;
+	return 0;
+}
+
+int jit_merger__finish(struct jit_merger *m)
+{
+	size_t i;
+	int err = 0;
+
+	if (m->finished)
+		return -EINVAL;
+	for (i = 0; i < m->nr_srcs && !err; i++) {
+		struct source *s = &m->srcs[i];
+
+		if (s->kind == SRC_JITDUMP && s->jd) {
+			err = read_jitdump(m, (__u32)i);
+			if (err == -ENOTSUP || err == -EINVAL)
+				err = 0;
+			if (s->jd && jitdump_reader__pending(s->jd))
+				pr_info("jitdump %s: incomplete last record at offset %llu ignored",
+					s->path,
+					(unsigned long long)jitdump_reader__offset(s->jd));
+			if (s->jd && !jitdump_reader__header(s->jd))
+				pr_warn("jitdump %s: no jitdump header was written", s->path);
+		} else if (s->kind == SRC_PERFMAP) {
+			err = read_perf_map(m, s, true);
+		} else if (s->kind == SRC_MLPD) {
+			err = read_mlpd(m, s);
+		}
+	}
+	m->finished = true;
+	if (err)
+		return err;
+	err = seal_image(m);
+	return err ? err : build_outputs(m);
+}
+
+size_t jit_merger__mappings(const struct jit_merger *m, const struct jit_mapping **out)
+{
+	*out = m->maps;
+	return m->nr_maps;
+}
+
+size_t jit_merger__images(const struct jit_merger *m, const struct jit_image **out)
+{
+	*out = m->out_images;
+	return m->nr_out_images;
+}
+
+struct jit_stats jit_merger__stats(const struct jit_merger *m)
+{
+	struct jit_stats st = m->st;
+	size_t i;
+
+	for (i = 0; i < m->nr_srcs; i++) {
+		if (m->srcs[i].jd)
+			st.bad_records += jitdump_reader__bad(m->srcs[i].jd);
+		if (m->srcs[i].pm)
+			st.bad_records += perfmap_reader__bad(m->srcs[i].pm);
+	}
+	return st;
+}
+
+const char *jit_merger__dir(const struct jit_merger *m)
+{
+	return m->dir;
+}

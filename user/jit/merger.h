@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * JIT merger: reads jitdumps, perf maps and Mono .mlpd files while a
+ * recording runs, packs the functions into a few ELF images (jitelf.h) in
+ * an output directory, and hands back one mapping per function (and per
+ * move or address reuse), which the recorder writes as PERF_RECORD_MMAP2.
+ *
+ * Time: jitdump timestamps are CLOCK_MONOTONIC ns (perf record -k mono);
+ * a mapping's time is the record's.  Perf maps have no timestamps: their
+ * entries get the time given to add_perf_map for the first read, and the
+ * time of the previous poll for lines appended later.  .mlpd methods keep
+ * the reader's time (0 when the file's clock is unknown: map from start).
+ *
+ * Typical use:
+ *   m = jit_merger__new("perf.data.jit");
+ *   jit_merger__add_jitdump(m, path, fd, pid);	// when a target maps it
+ *   jit_merger__poll(m, now);			// now and then
+ *   jit_merger__finish(m);			// at the end: writes images
+ *   n = jit_merger__mappings(m, &maps);		// MMAP2 records, by time
+ *   k = jit_merger__images(m, &imgs);		// BUILD_ID entries + cache
+ *   jit_merger__free(m);
+ */
+#ifndef PRECORD_JIT_MERGER_H
+#define PRECORD_JIT_MERGER_H
+
+#include <stddef.h>
+#include <linux/types.h>
+
+/* Code bytes per image before a new image is started. */
+#define JIT_IMAGE_MAX_CODE	(32u << 20)
+/* Functions without code bytes (NOBITS space) per image. */
+#define JIT_IMAGE_MAX_NOCODE	(1ULL << 32)
+/* Function names + debug info per image. */
+#define JIT_IMAGE_MAX_META	(64u << 20)
+
+struct jit_mapping {		/* becomes one PERF_RECORD_MMAP2 */
+	__u64 time;		/* CLOCK_MONOTONIC ns */
+	__u32 pid, tid;
+	__u64 start, len, pgoff;
+	const char *path;	/* absolute path of the image */
+	__u8 build_id[20];
+	__u8 build_id_size;	/* 20 */
+};
+
+struct jit_image {		/* one written ELF image */
+	const char *path;	/* absolute */
+	__u8 build_id[20];
+	__u8 build_id_size;	/* 20 */
+	__u64 size;		/* file bytes */
+	__u32 nr_funcs;
+};
+
+struct jit_stats {
+	__u64 loads;		/* JIT_CODE_LOAD records used */
+	__u64 moves;		/* JIT_CODE_MOVE records used */
+	__u64 debug;		/* functions with line info */
+	__u64 unwind;		/* functions with .eh_frame */
+	__u64 map_entries;	/* perf-map lines used */
+	__u64 mlpd_methods;	/* .mlpd code regions used */
+	__u64 bad_records;	/* records/lines skipped as malformed */
+	__u64 mappings;
+	__u64 images;
+	__u64 image_bytes;
+};
+
+struct jit_merger;
+
+/* out_dir is created (mode 0755) unless it already is a directory of
+ * ours; a symlink is refused.  NULL + errno on error. */
+struct jit_merger *jit_merger__new(const char *out_dir);
+void jit_merger__free(struct jit_merger *m);	/* NULL-safe */
+
+/*
+ * Sources.  fd: already open (e.g. through /proc/PID/root; ownership
+ * passes to the merger) or -1 to open path.  pid: the process as the
+ * recording sees it (0: use the pid inside the file; perf maps have none,
+ * so give it for them).  Each source is read
+ * at once as far as it is written; poll() reads what was appended since.
+ * Return 0 or -errno (the source is then not added).
+ */
+int jit_merger__add_jitdump(struct jit_merger *m, const char *path, int fd, __u32 pid);
+int jit_merger__add_perf_map(struct jit_merger *m, const char *path, int fd,
+			     __u32 pid, __u64 time);
+/* .mlpd files are read by finish() (the runtime may create the file only
+ * during the recording). */
+int jit_merger__add_mlpd(struct jit_merger *m, const char *path, __u32 pid);
+
+/* Read what live sources appended; now = CLOCK_MONOTONIC ns (the time
+ * for the perf-map lines read by the next poll).  Returns 0 or -errno. */
+int jit_merger__poll(struct jit_merger *m, __u64 now);
+
+/* Read everything left (perf maps: also a last line without '\n'), read
+ * the .mlpd files, write the last image.  Returns 0 or -errno. */
+int jit_merger__finish(struct jit_merger *m);
+
+/* After finish: the mappings sorted by time (stable), the images. */
+size_t jit_merger__mappings(const struct jit_merger *m, const struct jit_mapping **out);
+size_t jit_merger__images(const struct jit_merger *m, const struct jit_image **out);
+struct jit_stats jit_merger__stats(const struct jit_merger *m);
+const char *jit_merger__dir(const struct jit_merger *m);	/* absolute */
+
+#endif

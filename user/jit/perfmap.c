@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perf map reader: perfmap_parse_line() is pure; the reader object adds
+ * incremental iteration over a file the runtime keeps appending to.
+ */
+#include "jit/perfmap.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/log.h"
+
+#define READ_CHUNK	(PERFMAP_MAX_LINE * 2)
+#define MAX_WARNINGS	10
+
+static bool is_blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Hex number at *pos (optional 0x); at most 16 significant digits. */
+static bool parse_hex(const char *s, size_t len, size_t *pos, __u64 *out)
+{
+	size_t i = *pos, digits = 0;
+	__u64 v = 0;
+
+	if (len - i >= 2 && s[i] == '0' && (s[i + 1] == 'x' || s[i + 1] == 'X'))
+		i += 2;
+	for (; i < len && hexval(s[i]) >= 0; i++) {
+		if (v >> 60)
+			return false;	/* would overflow 64 bits */
+		v = (v << 4) | (__u64)hexval(s[i]);
+		digits++;
+	}
+	if (!digits)
+		return false;
+	*pos = i;
+	*out = v;
+	return true;
+}
+
+int perfmap_parse_line(const char *line, size_t len, struct perfmap_entry *e,
+		       const char **why)
+{
+	const char *dummy;
+	size_t pos = 0, end;
+
+	if (!why)
+		why = &dummy;
+	if (len && line[len - 1] == '\r')
+		len--;
+	while (pos < len && is_blank(line[pos]))
+		pos++;
+	if (!parse_hex(line, len, &pos, &e->start)) {
+		*why = "no hex start address";
+		return -EINVAL;
+	}
+	if (pos >= len || !is_blank(line[pos])) {
+		*why = "no blank after the start address";
+		return -EINVAL;
+	}
+	while (pos < len && is_blank(line[pos]))
+		pos++;
+	if (!parse_hex(line, len, &pos, &e->size)) {
+		*why = "no hex size";
+		return -EINVAL;
+	}
+	if (pos >= len || !is_blank(line[pos])) {
+		*why = "no blank after the size";
+		return -EINVAL;
+	}
+	pos++;
+	end = len;
+	if (pos >= end) {
+		*why = "no symbol name";
+		return -EINVAL;
+	}
+	if (memchr(line + pos, '\0', end - pos)) {
+		*why = "NUL byte in the symbol name";
+		return -EINVAL;
+	}
+	if (e->start + e->size < e->start) {
+		*why = "address range wraps around";
+		return -EINVAL;
+	}
+	e->name = line + pos;
+	e->name_len = end - pos;
+	return 0;
+}
+
+struct perfmap_reader {
+	char *path;
+	int fd;
+	__u64 off;		/* first byte not consumed */
+	__u64 line_no;		/* lines consumed */
+	__u64 bad;
+	bool skipping;		/* inside an over-long line */
+	unsigned int warnings;
+	char *buf;
+};
+
+struct perfmap_reader *perfmap_reader__new(const char *path, int fd)
+{
+	struct perfmap_reader *r;
+	struct stat st;
+
+	if (!path)
+		path = "(perf map)";
+	if (fd < 0) {
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+		if (fd < 0)
+			return NULL;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return NULL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (r) {
+		r->path = strdup(path);
+		r->buf = malloc(READ_CHUNK);
+	}
+	if (!r || !r->path || !r->buf) {
+		if (r) {
+			free(r->path);
+			free(r->buf);
+		}
+		free(r);
+		close(fd);
+		errno = ENOMEM;
+		return NULL;
+	}
+	r->fd = fd;
+	return r;
+}
+
+void perfmap_reader__free(struct perfmap_reader *r)
+{
+	if (!r)
+		return;
+	if (r->fd >= 0)
+		close(r->fd);
+	free(r->buf);
+	free(r->path);
+	free(r);
+}
+
+static void reader_warn(struct perfmap_reader *r, const char *why)
+{
+	r->bad++;
+	if (r->warnings < MAX_WARNINGS)
+		pr_warn("perf map %s: line %llu: %s; line skipped", r->path,
+			(unsigned long long)r->line_no, why);
+	else if (r->warnings == MAX_WARNINGS)
+		pr_warn("perf map %s: more bad lines; not reporting them", r->path);
+	r->warnings++;
+}
+
+/* One complete line (without '\n'); returns the callback's result. */
+static int reader_line(struct perfmap_reader *r, const char *line, size_t len,
+		       perfmap_entry_cb cb, void *ctx, int *delivered)
+{
+	struct perfmap_entry e;
+	const char *why = "";
+
+	r->line_no++;
+	if (r->skipping) {
+		r->skipping = false;	/* tail of an over-long line */
+		return 0;
+	}
+	if (len == 0)
+		return 0;		/* blank lines are harmless */
+	if (perfmap_parse_line(line, len, &e, &why)) {
+		reader_warn(r, why);
+		return 0;
+	}
+	(*delivered)++;
+	return cb ? cb(ctx, &e, r->line_no) : 0;
+}
+
+static ssize_t pread_some(int fd, void *buf, size_t n, __u64 off)
+{
+	ssize_t k;
+
+	do {
+		k = pread(fd, buf, n, (off_t)off);
+	} while (k < 0 && errno == EINTR);
+	return k < 0 ? -errno : k;
+}
+
+int perfmap_reader__read(struct perfmap_reader *r, bool final,
+			 perfmap_entry_cb cb, void *ctx)
+{
+	int delivered = 0, err;
+
+	for (;;) {
+		ssize_t n = pread_some(r->fd, r->buf, READ_CHUNK, r->off);
+		size_t pos = 0;
+
+		if (n < 0)
+			return (int)n;
+		if (n == 0)
+			break;
+		for (;;) {
+			char *nl = memchr(r->buf + pos, '\n', (size_t)n - pos);
+
+			if (!nl)
+				break;
+			err = reader_line(r, r->buf + pos, (size_t)(nl - r->buf) - pos,
+					  cb, ctx, &delivered);
+			pos = (size_t)(nl - r->buf) + 1;
+			if (err) {
+				r->off += pos;
+				return err;
+			}
+		}
+		if (pos == 0 && (size_t)n - pos >= PERFMAP_MAX_LINE) {
+			/* an over-long line: report it once, skip to its end */
+			if (!r->skipping) {
+				r->line_no++;
+				reader_warn(r, "line too long");
+				r->line_no--;
+			}
+			r->skipping = true;
+			pos = (size_t)n;
+		}
+		r->off += pos;
+		if ((size_t)n < READ_CHUNK && pos < (size_t)n) {
+			/* a last line without '\n' */
+			if (final) {
+				err = reader_line(r, r->buf + pos, (size_t)n - pos,
+						  cb, ctx, &delivered);
+				r->off += (size_t)n - pos;
+				if (err)
+					return err;
+			}
+			break;
+		}
+		if ((size_t)n < READ_CHUNK)
+			break;
+	}
+	return delivered;
+}
+
+__u64 perfmap_reader__bad(const struct perfmap_reader *r)
+{
+	return r->bad;
+}
+
+const char *perfmap_reader__path(const struct perfmap_reader *r)
+{
+	return r->path;
+}
