@@ -8,7 +8,7 @@ pkgs="make gcc clang llvm pkg-config libbpf-dev libelf-dev zlib1g-dev bpftool
       bats linux-perf binutils procps util-linux python3"
 # Used by the JIT, tracing and benchmark tests (hotspot: its perfparser is
 # a second reader that perfdata-lint consults).
-extra="nodejs mono-runtime mono-mcs mono-utils llvm hyperfine bpftrace hotspot"
+extra="nodejs mono-runtime mono-mcs mono-utils libmono-profiler llvm hyperfine bpftrace hotspot"
 
 want="$pkgs"
 [ "${PRECORD_DEPS_MINIMAL:-0}" = 1 ] || want="$want $extra"

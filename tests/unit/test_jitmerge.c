@@ -277,21 +277,24 @@ TEST(perf_map_times_and_final_line)
 		return;
 	CHECK_EQ(jit_merger__add_perf_map(m, map, -1, 55, 5), 0);
 	CHECK_EQ(jit_merger__poll(m, 50), 0);
-	write_file(map, "2000 20 second one\n3000 30 thi", 30, true);
+	write_file(map, "2000 20 second one\n1000 18 reused\n3000 30 thi", 45, true);
 	CHECK_EQ(jit_merger__poll(m, 80), 0);
 	write_file(map, "rd", 2, true);
 	CHECK_EQ(jit_merger__finish(m), 0);
 	CHECK_EQ(jit_merger__poll(m, 90), -EINVAL);
 	n = jit_merger__mappings(m, &maps);
-	CHECK_EQ(n, 3);
-	if (n == 3) {
+	CHECK_EQ(n, 4);
+	if (n == 4) {
+		/* new addresses: valid since the map's base time; a reused
+		 * start address: from the poll that read it */
 		check_map(&maps[0], 5, 0x1000, 0x10, "first");
-		check_map(&maps[1], 50, 0x2000, 0x20, "second one");
-		check_map(&maps[2], 80, 0x3000, 0x30, "third");
+		check_map(&maps[1], 5, 0x2000, 0x20, "second one");
+		check_map(&maps[2], 5, 0x3000, 0x30, "third");
+		check_map(&maps[3], 50, 0x1000, 0x18, "reused");
 		CHECK_EQ(maps[0].pid, 55);
 		CHECK_EQ(maps[0].tid, 55);
 	}
-	CHECK_EQ(jit_merger__stats(m).map_entries, 3);
+	CHECK_EQ(jit_merger__stats(m).map_entries, 4);
 	CHECK_EQ(jit_merger__stats(m).bad_records, 1);
 	jit_merger__free(m);
 }

@@ -298,6 +298,7 @@ static struct source *new_source(struct jit_merger *m, enum src_kind kind,
 
 static void source_free(struct source *s)
 {
+	free(s->starts);
 	jitdump_reader__free(s->jd);
 	perfmap_reader__free(s->pm);
 	pbuf_free(&s->pend_debug);
@@ -350,6 +351,50 @@ int jit_merger__add_jitdump(struct jit_merger *m, const char *path, int fd, __u3
 	return err;
 }
 
+/*
+ * Perf maps carry no times.  A line for an address the map has not named
+ * before is taken as valid since the map's base time (runtimes buffer the
+ * file and make code executable with mprotect, so nothing tells when it
+ * appeared); a line that names a start address again (the address was
+ * reused) is valid from the poll that read it.  Returns true if seen.
+ */
+static bool perfmap_seen(struct source *s, __u64 start, bool *oom)
+{
+	size_t i;
+
+	if ((s->nstarts + 1) * 2 > s->starts_cap) {
+		size_t ncap = s->starts_cap ? s->starts_cap * 2 : 1024, j;
+		__u64 *n = calloc(ncap, sizeof(*n));
+
+		if (!n) {
+			*oom = true;
+			return false;
+		}
+		for (j = 0; j < s->starts_cap; j++) {
+			__u64 v = s->starts[j];
+
+			if (!v)
+				continue;
+			for (i = (v * 0x9e3779b97f4a7c15ULL) >> 40 & (ncap - 1); n[i];
+			     i = (i + 1) & (ncap - 1))
+				;
+			n[i] = v;
+		}
+		free(s->starts);
+		s->starts = n;
+		s->starts_cap = ncap;
+	}
+	if (!start)
+		return false;
+	for (i = (start * 0x9e3779b97f4a7c15ULL) >> 40 & (s->starts_cap - 1); s->starts[i];
+	     i = (i + 1) & (s->starts_cap - 1))
+		if (s->starts[i] == start)
+			return true;
+	s->starts[i] = start;
+	s->nstarts++;
+	return false;
+}
+
 struct pm_ctx {
 	struct jit_merger *m;
 	struct source *s;
@@ -378,8 +423,15 @@ static int on_map_entry(void *ctx, const struct perfmap_entry *e, __u64 line_no)
 	func = merger_add_func(m, name, NULL, e->size);
 	if (func < 0)
 		return func == -E2BIG ? 0 : func;
-	err = merger_add_imap(m, c->s->time, c->s->pid, c->s->pid, e->start, e->size,
-		       (__u32)(m->nr_images - 1), func);
+	{
+		bool oom = false;
+		__u64 t = perfmap_seen(c->s, e->start, &oom) ? c->s->time : c->s->base_time;
+
+		if (oom)
+			return -ENOMEM;
+		err = merger_add_imap(m, t, c->s->pid, c->s->pid, e->start, e->size,
+				      (__u32)(m->nr_images - 1), func);
+	}
 	if (!err)
 		m->st.map_entries++;
 	return err == -E2BIG ? 0 : err;
@@ -408,6 +460,7 @@ int jit_merger__add_perf_map(struct jit_merger *m, const char *path, int fd,
 		return -ENOMEM;
 	}
 	s->time = time;
+	s->base_time = time;
 	s->pm = perfmap_reader__new(s->path, fd);
 	if (!s->pm) {
 		err = -errno;

@@ -20,7 +20,10 @@ struct source {
 	__u32 pid;
 	struct jitdump_reader *jd;
 	struct perfmap_reader *pm;
-	__u64 time;			/* perf map: time of the next lines */
+	__u64 time;			/* perf map: time of lines read from now on */
+	__u64 base_time;		/* perf map: time of lines for new addresses */
+	__u64 *starts;			/* perf map: start addresses seen (hash set) */
+	size_t nstarts, starts_cap;
 	/* records that apply to the next JIT_CODE_LOAD, kept whole */
 	struct pbuf pend_debug, pend_di2, pend_unwind;
 	unsigned int warnings;

@@ -214,14 +214,6 @@ int session_jit_hold(struct session *s, __u32 pid, __u64 time, const void *rec, 
 	return 0;
 }
 
-static __u64 first_anon_time(const struct jit_glue *g, __u32 pid, __u64 dflt)
-{
-	for (size_t i = 0; i < g->nhm; i++)
-		if (g->hm[i].pid == pid)
-			return g->hm[i].time;
-	return dflt;
-}
-
 /* /tmp/perf-PID.map of processes with anonymous code, as they see /tmp. */
 static void find_perf_maps(struct session *s)
 {
@@ -248,8 +240,10 @@ static void find_perf_maps(struct session *s)
 			continue;
 		}
 		snprintf(shown, sizeof(shown), "/tmp/perf-%u.map", pid);
-		err = jit_merger__add_perf_map(g->m, shown, fd, pid,
-					       first_anon_time(g, pid, s->start_ns));
+		/* Perf maps carry no times, and runtimes often make their code
+		 * executable with mprotect, which has no record: what the
+		 * map holds now is taken as mapped since the recording began. */
+		err = jit_merger__add_perf_map(g->m, shown, fd, pid, s->start_ns);
 		if (err)
 			pr_warn("cannot read %s of PID %u: %s", shown, pid, strerror(-err));
 		else

@@ -260,6 +260,21 @@ static int add_target(struct session *s, __u32 id)
 
 /* ---- output ------------------------------------------------------------ */
 
+/* The JIT images of perf.data live in perf.data.jit: they follow the file
+ * to perf.data.old.jit (what is in the way there is kept, with a warning). */
+static void rotate_jit_dir(const char *path, const char *old)
+{
+	char *from = NULL, *to = NULL;
+	struct stat st;
+
+	if (asprintf(&from, "%s.jit", path) >= 0 && asprintf(&to, "%s.jit", old) >= 0 &&
+	    !lstat(from, &st) && S_ISDIR(st.st_mode) && rename(from, to))
+		pr_warn("cannot rename %s to %s: %s; its JIT images may be mixed with new ones",
+			from, to, strerror(errno));
+	free(from);
+	free(to);
+}
+
 static int open_output(struct session *s)
 {
 	const char *path = s->o->output;
@@ -280,6 +295,7 @@ static int open_output(struct session *s)
 			free(old);
 			return err;
 		}
+		rotate_jit_dir(path, old);
 		free(old);
 	}
 	s->out_fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
