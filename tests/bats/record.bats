@@ -48,6 +48,7 @@ REQ=BUILD_ID,CPU_TOPOLOGY,AUXTRACE,EVENT_DESC,CLOCKID,CLOCK_DATA
 
 @test "-a records every CPU" {
 	run "$PRECORD" -a -g -o x.data -- sleep 2
+	echo "$output" >&2
 	[ "$status" -eq 0 ]
 	lint x.data --require "$REQ" --min-samples 100
 	run perf report -i x.data --stdio --no-children -g none --sort comm -q
@@ -142,4 +143,16 @@ REQ=BUILD_ID,CPU_TOPOLOGY,AUXTRACE,EVENT_DESC,CLOCKID,CLOCK_DATA
 	[ "${lost:-0}" -gt 0 ]
 	run perf report -i x.data --stdio --stats
 	echo "$output" | grep -E 'LOST_SAMPLES events: +[1-9]'
+}
+
+@test "a perf record running at the same time is not disturbed" {
+	"$PRECORD" -q -a -o bg.data -- sleep 4 &
+	pid=$!
+	sleep 1
+	run perf record -o p.data -- "$WL" hot3 1
+	echo "$output" >&2
+	wait "$pid"
+	[ "$status" -eq 0 ]
+	perf report -i p.data --stdio -q 2>/dev/null | grep -q hot_a
+	lint bg.data
 }

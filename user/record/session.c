@@ -180,7 +180,14 @@ static void sideband_attr(struct perf_event_attr *a, int clockid)
 	a->comm = 1;
 	a->comm_exec = 1;
 	a->task = 1;
-	a->build_id = 1;
+	/*
+	 * No attr.build_id: on this kernel an event with it makes the kernel
+	 * flag the MMAP2 records of *other* events on the same mapping as
+	 * build-id records while they carry maj/min/ino, and a perf record
+	 * running at the same time reads the device number as a build-id
+	 * size and aborts (util/build-id.c assertion, stack smashing).
+	 * Build-ids are read from the mapped files instead (record/dsos.c).
+	 */
 	a->use_clockid = 1;
 	a->clockid = clockid;
 	a->watermark = 1;
