@@ -64,6 +64,10 @@ struct prec_trace_block {
 	__u64 seq;		/* per-CPU block number, from 0 */
 	__u8 data[];
 };
+/*
+ * len == 0: a flush marker, sent by trace_flush after that CPU's partial
+ * block; seq is then the flush round that user space passed in.
+ */
 
 /*
  * The stream inside a block (docs/tracing.md has the full grammar).  Every
@@ -131,7 +135,8 @@ struct prec_trace_cpu {
 	__u64 busy;
 	__u64 last_time;	/* time of the last record written */
 	__u64 events;		/* hits written into blocks */
-	__u64 lost_events;	/* hits lost: busy, or their block was lost */
+	__u64 busy_lost;	/* hits not written: the buffer was busy */
+	__u64 ring_lost;	/* hits in blocks the ring buffer had no room for */
 	__u64 blocks;		/* blocks sent */
 	__u64 lost_blocks;	/* blocks the ring buffer had no room for */
 	__u64 ring_bytes;	/* bytes sent, ring headers (8 each) included */

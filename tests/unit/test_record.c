@@ -63,6 +63,27 @@ TEST(sample_all_fields)
 	pbuf_free(&b);
 }
 
+TEST(sample_user_regs)
+{
+	__u64 regs[2] = { 0x1111, 0x2222 };
+	struct perfdata_sample s = { .ip = 1, .regs_abi = 2, .regs = regs, .nr_regs = 2,
+				     .weight = 9 };
+	__u64 st = PERF_SAMPLE_IP | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_WEIGHT;
+	struct pbuf b = { 0 };
+
+	CHECK_EQ(perfdata_encode_sample(&b, st, &s), 0);
+	CHECK_EQ(b.len, 8 + 8 + 8 + 16 + 8);
+	CHECK_EQ(rd64(b.data + 16), 2);		/* abi */
+	CHECK_EQ(rd64(b.data + 24), 0x1111);
+	CHECK_EQ(rd64(b.data + 32), 0x2222);
+	CHECK_EQ(rd64(b.data + 40), 9);		/* weight after the registers */
+	pbuf_reset(&b);
+	s.regs_abi = 0;				/* no registers: just the abi word */
+	CHECK_EQ(perfdata_encode_sample(&b, st, &s), 0);
+	CHECK_EQ(b.len, 8 + 8 + 8 + 8);
+	pbuf_free(&b);
+}
+
 TEST(sample_minimal_and_unsupported_bits)
 {
 	struct perfdata_sample s = { .ip = 1 };
@@ -209,6 +230,7 @@ TEST(perf_str_pads_to_64)
 int main(void)
 {
 	RUN(sample_all_fields);
+	RUN(sample_user_regs);
 	RUN(sample_minimal_and_unsupported_bits);
 	RUN(sample_too_big_is_refused_whole);
 	RUN(comm_truncates_and_pads);

@@ -80,13 +80,14 @@ static void put_padded_str(struct pbuf *out, const char *s)
 #define SUPPORTED_SAMPLE_BITS (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | \
 	PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_CPU | \
 	PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW | \
-	PERF_SAMPLE_WEIGHT)
+	PERF_SAMPLE_REGS_USER | PERF_SAMPLE_WEIGHT)
 
 /*
  * File format: PERF_RECORD_SAMPLE, fields in this order when their bit is
  * set: u64 id (IDENTIFIER); u64 ip; u32 pid, tid; u64 time; u64 addr;
  * u32 cpu, res; u64 period; u64 nr, u64 ips[nr] (CALLCHAIN); u32 size,
- * char data[size] (RAW, padded so the record stays 8-aligned); u64 weight.
+ * char data[size] (RAW, padded so the record stays 8-aligned); u64 abi,
+ * u64 regs[] when abi != 0 (REGS_USER); u64 weight.
  */
 int perfdata_encode_sample(struct pbuf *out, __u64 st, const struct perfdata_sample *s)
 {
@@ -126,6 +127,11 @@ int perfdata_encode_sample(struct pbuf *out, __u64 st, const struct perfdata_sam
 		pbuf_put_u32(out, (__u32)padded);
 		pbuf_put(out, s->raw, s->raw_size);
 		pbuf_put_zero(out, padded - s->raw_size);
+	}
+	if (st & PERF_SAMPLE_REGS_USER) {
+		pbuf_put_u64(out, s->regs_abi);
+		if (s->regs_abi)
+			pbuf_put(out, s->regs, (size_t)s->nr_regs * 8);
 	}
 	if (st & PERF_SAMPLE_WEIGHT)
 		pbuf_put_u64(out, s->weight);

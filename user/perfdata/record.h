@@ -44,11 +44,15 @@ struct perfdata_sample {
 	__u32 nr_callchain;
 	const void *raw;		/* PERF_SAMPLE_RAW */
 	__u32 raw_size;
+	__u64 regs_abi;			/* PERF_SAMPLE_REGS_USER: 0 = none */
+	const __u64 *regs;		/* nr_regs values when regs_abi != 0 */
+	__u32 nr_regs;
 	__u64 weight;			/* PERF_SAMPLE_WEIGHT */
 };
 
 /* Supported sample_type bits: IDENTIFIER IP TID TIME ADDR CPU PERIOD
- * CALLCHAIN RAW WEIGHT.  Others give -EINVAL. */
+ * CALLCHAIN RAW REGS_USER WEIGHT.  Others give -EINVAL.  With REGS_USER,
+ * nr_regs must be the number of bits in the attr's sample_regs_user. */
 int perfdata_encode_sample(struct pbuf *out, __u64 sample_type,
 			   const struct perfdata_sample *s);
 

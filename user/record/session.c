@@ -334,10 +334,21 @@ static int add_evsels(struct session *s, const struct event_name *ev)
 	char name[64];
 	int err;
 
+	/*
+	 * perf script -F +uregs (how --trace-args shows arguments) wants the
+	 * first event of each built-in type to have user registers too: the
+	 * file's copies of these attrs say so, and their samples carry an
+	 * empty register set.
+	 */
+	__u64 regs = s->o->trace_args ? PERF_SAMPLE_REGS_USER : 0;
+	struct perf_event_attr a;
+
 	if (s->sampling) {
 		snprintf(name, sizeof(name), "%s", ev->name);
-		err = perfdata_writer__add_evsel(s->w, &s->se.attr, name, s->se.ids,
-						 (__u32)s->se.nr);
+		a = s->se.attr;
+		a.sample_type |= regs;
+		s->sample_type = a.sample_type;
+		err = perfdata_writer__add_evsel(s->w, &a, name, s->se.ids, (__u32)s->se.nr);
 		if (err < 0)
 			return err;
 	}
@@ -348,8 +359,11 @@ static int add_evsels(struct session *s, const struct event_name *ev)
 			return -ENOMEM;
 		for (int i = 0; i < s->sb.nr; i++)
 			ids[i] = s->sb.rings[i].id;
-		err = perfdata_writer__add_evsel(s->w, &s->sb.attr, "dummy:HG", ids,
-						 (__u32)s->sb.nr);
+		a = s->sb.attr;
+		a.sample_type |= regs;
+		a.watermark = 0;
+		a.wakeup_watermark = 0;
+		err = perfdata_writer__add_evsel(s->w, &a, "dummy:HG", ids, (__u32)s->sb.nr);
 		free(ids);
 		if (err < 0)
 			return err;
@@ -431,6 +445,19 @@ static int drain(struct session *s)
 	return err < 0 ? err : 0;
 }
 
+/* Sleep until a ring has data or timeout_ms passes. */
+static int wait_for_data(struct session *s, int timeout_ms)
+{
+	struct pollfd p[2] = {
+		{ .fd = ring_buffer__epoll_fd(s->rb), .events = POLLIN },
+		{ .fd = session_trace_fd(s), .events = POLLIN },
+	};
+
+	if (poll(p, p[1].fd >= 0 ? 2 : 1, timeout_ms) < 0 && errno != EINTR)
+		return -errno;
+	return 0;
+}
+
 static bool targets_gone(struct session *s)
 {
 	int alive = 0;
@@ -470,17 +497,18 @@ static int run_loop(struct session *s)
 	while (!stop_signal) {
 		__u64 mark = now_ns(CLOCK_MONOTONIC);
 
-		err = ring_buffer__poll(s->rb, 100);
-		if (err == -EINTR)
-			err = 0;
+		err = wait_for_data(s, 100);
 		if (err >= 0)
 			err = drain(s);
 		if (!err)
 			err = session_jit_poll(s);
 		if (!err)
 			err = report_drops(s, mark);
-		if (!err)
-			err = perfdata_writer__flush(s->w, prev_mark);
+		if (!err) {
+			__u64 upto = session_trace_watermark(s);
+
+			err = perfdata_writer__flush(s->w, upto < prev_mark ? upto : prev_mark);
+		}
 		if (err) {
 			pr_err("recording failed: %s", strerror(-err));
 			return err;

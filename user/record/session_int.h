@@ -73,6 +73,8 @@ int session_jit_hold(struct session *s, __u32 pid, __u64 time, const void *rec, 
 int session_trace_setup(struct session *s);
 int session_trace_add_evsels(struct session *s);
 int session_trace_consume(struct session *s);
+int session_trace_fd(struct session *s);		/* -1: none */
+__u64 session_trace_watermark(struct session *s);	/* ~0: no limit */
 int session_trace_finish(struct session *s);
 __u64 session_trace_lost(struct session *s);
 void session_trace_summary(struct session *s, char *buf, size_t n);

@@ -1,13 +1,114 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Glue between the recording session and function tracing (user/trace/). */
+/*
+ * Glue between the recording session and function tracing (user/trace/):
+ * which binary the patterns resolve in, which map filters the targets,
+ * and the calls at each stage of the session.
+ */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/libbpf.h>
 
 #include "record/session_int.h"
+#include "record/synth.h"
+#include "record/target.h"
+#include "sample.skel.h"
+#include "trace/trace.h"
+#include "util/log.h"
 
-int session_trace_setup(struct session *s) { (void)s; return 0; }
-int session_trace_add_evsels(struct session *s) { (void)s; return 0; }
-int session_trace_consume(struct session *s) { (void)s; return 0; }
-int session_trace_finish(struct session *s) { (void)s; return 0; }
-__u64 session_trace_lost(struct session *s) { (void)s; return 0; }
-void session_trace_summary(struct session *s, char *buf, size_t n) { (void)s; if (n) buf[0] = 0; }
-void session_trace_free(struct session *s) { (void)s; }
+int session_trace_setup(struct session *s)
+{
+	const struct prec_opts *o = s->o;
+	struct trace_opts to = {
+		.specs = o->trace_specs, .nr_specs = o->nr_trace_specs,
+		.nr_args = o->trace_args, .xray_out = o->xray_out,
+	};
+	char exe[64], *resolved = NULL;
+	const char *main_exe = NULL;
+	int pid = 0, err;
+
+	if (!o->nr_trace_specs)
+		return 0;
+	s->ts = trace_session__new(&to);
+	if (!s->ts) {
+		err = -errno;
+		pr_err("cannot set up tracing: %s", strerror(-err));
+		return err;
+	}
+	/* The binary a pattern without BIN: means, and the process whose
+	 * mappings name libraries: the -p/-t target, else the command. */
+	if (o->nr_pids || o->nr_tids) {
+		pid = o->nr_pids ? o->pids[0] : proc_tgid((__u32)o->tids[0]);
+		snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
+		main_exe = exe;
+	} else if (o->cmd) {
+		resolved = target_resolve_exe(o->cmd[0]);
+		main_exe = resolved;
+	}
+	err = trace_session__resolve(s->ts, pid > 0 ? pid : 0, main_exe);
+	free(resolved);
+	if (err)
+		return err;
+	if (s->all)
+		err = trace_session__attach(s->ts, -1, PREC_FILTER_ALL);
+	else
+		err = trace_session__attach(s->ts, bpf_map__fd(s->skel->maps.targets),
+					    s->by_tid ? PREC_FILTER_TID : PREC_FILTER_TGID);
+	return err;
+}
+
+int session_trace_add_evsels(struct session *s)
+{
+	return s->ts ? trace_session__add_evsels(s->ts, s->w) : 0;
+}
+
+int session_trace_fd(struct session *s)
+{
+	return s->ts ? trace_session__fd(s->ts) : -1;
+}
+
+int session_trace_consume(struct session *s)
+{
+	return s->ts ? trace_session__consume(s->ts, s->w) : 0;
+}
+
+__u64 session_trace_watermark(struct session *s)
+{
+	return s->ts ? trace_session__watermark(s->ts) : ~0ULL;
+}
+
+int session_trace_finish(struct session *s)
+{
+	return s->ts ? trace_session__finish(s->ts, s->w) : 0;
+}
+
+__u64 session_trace_lost(struct session *s)
+{
+	__u64 calls = 0, lost = 0;
+
+	if (s->ts)
+		trace_session__stats(s->ts, &calls, &lost);
+	return lost;
+}
+
+void session_trace_summary(struct session *s, char *buf, size_t n)
+{
+	__u64 calls = 0, lost = 0;
+
+	if (n)
+		buf[0] = 0;
+	if (!s->ts)
+		return;
+	trace_session__stats(s->ts, &calls, &lost);
+	snprintf(buf, n, ", %llu traced calls", (unsigned long long)calls);
+	if (log_verbosity > 0)
+		trace_session__print_stats(s->ts);
+}
+
+void session_trace_free(struct session *s)
+{
+	trace_session__free(s->ts);
+	s->ts = NULL;
+}

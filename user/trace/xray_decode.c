@@ -1,0 +1,505 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Pure decoding of trace blocks (the stream bpf/trace.bpf.c writes, see
+ * include/precord/bpf_abi.h) and the per-thread call rebuilder.  Every
+ * length is checked against the bytes at hand before it is read; a bad
+ * record stops its block with a message naming its offset.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace/xray.h"
+
+static __u64 le_get(const __u8 *p, int n)
+{
+	__u64 v = 0;
+	int i;
+
+	for (i = n - 1; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static const char *md_name(unsigned int kind)
+{
+	static const char *const names[] = {
+		"NewBuffer", "EndOfBuffer", "NewCPUId", "TSCWrap", "WallTimeMarker",
+		"CustomEventMarker", "CallArgument", "BufferExtents",
+		"TypedEventMarker", "Pid", "LoadBias",
+	};
+
+	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "unknown";
+}
+
+struct decoder {
+	const __u8 *p;
+	size_t len;
+	__u32 tid, pid;
+	bool have_tid, have_pid, have_time;
+	__u64 base;
+	struct xray_event pend;		/* entry waiting for its arguments */
+	bool pending;
+	bool bias_pending;
+	__u64 bias;
+	__u8 slot;
+	xray_event_fn fn;
+	void *ctx;
+	struct xray_error *err;
+};
+
+static int bad(struct decoder *d, size_t off, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int bad(struct decoder *d, size_t off, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (d->err) {
+		d->err->offset = off;
+		va_start(ap, fmt);
+		vsnprintf(d->err->msg, sizeof(d->err->msg), fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+static int flush_pending(struct decoder *d)
+{
+	if (!d->pending)
+		return 0;
+	d->pending = false;
+	return d->fn(d->ctx, &d->pend);
+}
+
+static int decode_md(struct decoder *d, size_t off)
+{
+	const __u8 *r = d->p + off;
+	unsigned int kind = r[0] >> 1;
+
+	if (kind == PREC_XRAY_MD_CALL_ARGUMENT) {
+		if (!d->pending)
+			return bad(d, off, "CallArgument not after an entry with arguments");
+		if (d->pend.nr_args >= PREC_TRACE_MAX_ARGS)
+			return bad(d, off, "more than %d CallArgument records",
+				   PREC_TRACE_MAX_ARGS);
+		d->pend.args[d->pend.nr_args++] = le_get(r + 1, 8);
+		return 0;
+	}
+	if (d->bias_pending)
+		return bad(d, off, "%s after LoadBias (an entry must follow it)",
+			   md_name(kind));
+	switch (kind) {
+	case PREC_XRAY_MD_NEW_BUFFER:
+		d->tid = (__u32)le_get(r + 1, 4);
+		d->have_tid = true;
+		d->have_time = false;
+		return 0;
+	case PREC_XRAY_MD_PID:
+	case PREC_XRAY_MD_WALLTIME:
+		if (!d->have_tid || d->have_time)
+			return bad(d, off, "%s outside a thread preamble", md_name(kind));
+		if (kind == PREC_XRAY_MD_PID) {
+			d->pid = (__u32)le_get(r + 1, 4);
+			d->have_pid = true;
+		}
+		return 0;
+	case PREC_XRAY_MD_NEW_CPU_ID:
+		if (!d->have_tid || !d->have_pid)
+			return bad(d, off, "NewCPUId before NewBuffer and Pid");
+		d->pend.cpu = (__u32)le_get(r + 1, 2);
+		d->base = le_get(r + 3, 8);
+		d->have_time = true;
+		return 0;
+	case PREC_XRAY_MD_TSC_WRAP:
+		if (!d->have_time)
+			return bad(d, off, "TSCWrap before NewCPUId");
+		d->base = le_get(r + 1, 8);
+		return 0;
+	case PREC_XRAY_MD_LOAD_BIAS:
+		if (!d->have_time)
+			return bad(d, off, "LoadBias before NewCPUId");
+		d->bias = le_get(r + 1, 8);
+		d->slot = r[9];
+		d->bias_pending = true;
+		return 0;
+	case PREC_XRAY_MD_END_OF_BUFFER:
+		return 1;
+	default:
+		if (kind <= PREC_XRAY_MD_LOAD_BIAS)
+			return bad(d, off, "unexpected metadata record %s (kind %u) in a trace block",
+				   md_name(kind), kind);
+		return bad(d, off, "unknown metadata record kind %u", kind);
+	}
+}
+
+static int decode_function(struct decoder *d, size_t off)
+{
+	const __u8 *r = d->p + off;
+	__u32 w = (__u32)le_get(r, 4);
+	unsigned int action = (w >> 1) & 7;
+	struct xray_event *ev = &d->pend;
+
+	if (!d->have_time)
+		return bad(d, off, "function record before NewCPUId");
+	if (action > PREC_XRAY_ENTER_ARGS)
+		return bad(d, off, "unknown function record action %u", action);
+	if (d->bias_pending && action != PREC_XRAY_ENTER && action != PREC_XRAY_ENTER_ARGS)
+		return bad(d, off, "exit record after LoadBias (an entry must follow it)");
+	d->base += le_get(r + 4, 4);
+	ev->time = d->base;
+	ev->pid = d->pid;
+	ev->tid = d->tid;
+	ev->func_id = w >> 4;
+	ev->action = action == PREC_XRAY_ENTER_ARGS ? PREC_XRAY_ENTER : action;
+	ev->nr_args = 0;
+	ev->has_bias = d->bias_pending;
+	ev->bias = d->bias_pending ? d->bias : 0;
+	ev->bias_slot = d->bias_pending ? d->slot : 0;
+	ev->offset = (__u32)off;
+	d->bias_pending = false;
+	if (action == PREC_XRAY_ENTER_ARGS) {
+		d->pending = true;
+		return 0;
+	}
+	return d->fn(d->ctx, ev);
+}
+
+int xray_decode_block(const void *data, size_t len, __u32 cpu,
+		      xray_event_fn fn, void *ctx, struct xray_error *err)
+{
+	struct decoder d = { .p = data, .len = len, .fn = fn, .ctx = ctx, .err = err };
+	size_t off = 0;
+	int ret = 0;
+
+	d.pend.cpu = cpu;
+	while (off < len) {
+		bool md = d.p[off] & 1;
+		size_t need = md ? XRAY_MD_SIZE : XRAY_FUNC_SIZE;
+
+		if (len - off < need)
+			return bad(&d, off, "truncated %s record: %zu of %zu bytes",
+				   md ? "metadata" : "function", len - off, need);
+		if (!md || d.p[off] >> 1 != PREC_XRAY_MD_CALL_ARGUMENT) {
+			ret = flush_pending(&d);
+			if (ret)
+				return ret;
+		}
+		ret = md ? decode_md(&d, off) : decode_function(&d, off);
+		if (ret < 0)
+			return ret;
+		if (ret > 0)		/* EndOfBuffer: the rest is unused space */
+			break;
+		off += need;
+	}
+	if (d.bias_pending)
+		return bad(&d, off, "block ends after LoadBias");
+	return flush_pending(&d);
+}
+
+int xray_parse_ring_block(const void *rec, size_t size, struct prec_trace_block *hdr,
+			  const __u8 **data, struct xray_error *err)
+{
+	const size_t hsz = sizeof(struct prec_trace_block);
+	struct prec_trace_block h;
+
+	if (size < hsz) {
+		if (err) {
+			err->offset = 0;
+			snprintf(err->msg, sizeof(err->msg),
+				 "trace block record of %zu bytes (header is %zu)", size, hsz);
+		}
+		return -EINVAL;
+	}
+	memcpy(&h, rec, hsz);
+	if (h.hdr.type != PREC_REC_TRACE_BLOCK || h.hdr.size < hsz || h.hdr.size > size ||
+	    h.len > h.hdr.size - hsz || h.len > PREC_TRACE_BLOCK_DATA || h.len % 8) {
+		if (err) {
+			err->offset = 0;
+			snprintf(err->msg, sizeof(err->msg),
+				 "bad trace block header: type %u size %u len %u (record %zu bytes)",
+				 h.hdr.type, h.hdr.size, h.len, size);
+		}
+		return -EINVAL;
+	}
+	*hdr = h;
+	*data = (const __u8 *)rec + hsz;
+	return 0;
+}
+
+/* ---- call rebuilder ---- */
+
+#define MAX_DEPTH	65536	/* frames kept per thread */
+#define MAX_SEARCH	1024	/* frames an exit looks through for its entry */
+
+struct queued {
+	struct xray_event ev;
+	__u64 seq;
+};
+
+struct thread {
+	__u32 tid;
+	bool used;
+	bool sorted;
+	bool done_any;
+	__u64 done_time;	/* time of the last processed event */
+	struct queued *q;
+	size_t nq, q_cap;
+	struct xray_frame *stack;
+	size_t depth, s_cap;
+};
+
+struct xray_calls {
+	struct thread *tab;
+	size_t cap, used;
+	__u64 seq;
+	struct xray_frame *cur;	/* frame of the ENTRY being delivered */
+	struct xray_calls_stats st;
+};
+
+struct xray_calls *xray_calls__new(void)
+{
+	struct xray_calls *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->cap = 64;
+	c->tab = calloc(c->cap, sizeof(*c->tab));
+	if (!c->tab) {
+		free(c);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return c;
+}
+
+void xray_calls__free(struct xray_calls *c)
+{
+	size_t i;
+
+	if (!c)
+		return;
+	for (i = 0; i < c->cap; i++) {
+		free(c->tab[i].q);
+		free(c->tab[i].stack);
+	}
+	free(c->tab);
+	free(c);
+}
+
+static size_t tid_hash(__u32 tid, size_t cap)
+{
+	return ((size_t)tid * 2654435761u) & (cap - 1);
+}
+
+static struct thread *slot_of(struct thread *tab, size_t cap, __u32 tid)
+{
+	size_t i = tid_hash(tid, cap);
+
+	while (tab[i].used && tab[i].tid != tid)
+		i = (i + 1) & (cap - 1);
+	return &tab[i];
+}
+
+static int grow_table(struct xray_calls *c)
+{
+	size_t ncap = c->cap * 2, i;
+	struct thread *nt = calloc(ncap, sizeof(*nt));
+
+	if (!nt)
+		return -ENOMEM;
+	for (i = 0; i < c->cap; i++)
+		if (c->tab[i].used)
+			*slot_of(nt, ncap, c->tab[i].tid) = c->tab[i];
+	free(c->tab);
+	c->tab = nt;
+	c->cap = ncap;
+	return 0;
+}
+
+static struct thread *get_thread(struct xray_calls *c, __u32 tid)
+{
+	struct thread *t;
+
+	if ((c->used + 1) * 2 > c->cap && grow_table(c))
+		return NULL;
+	t = slot_of(c->tab, c->cap, tid);
+	if (!t->used) {
+		t->used = true;
+		t->tid = tid;
+		t->sorted = true;
+		c->used++;
+	}
+	return t;
+}
+
+/* Grow *p (elements of size sz) to hold at least n; 0 or -ENOMEM. */
+static int grow_array(void **p, size_t *cap, size_t n, size_t sz)
+{
+	size_t ncap = *cap ? *cap : 16;
+	void *np;
+
+	if (n <= *cap)
+		return 0;
+	while (ncap < n)
+		ncap *= 2;
+	np = realloc(*p, ncap * sz);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = ncap;
+	return 0;
+}
+
+int xray_calls__push(struct xray_calls *c, const struct xray_event *ev)
+{
+	struct thread *t = get_thread(c, ev->tid);
+	struct queued *q;
+
+	if (!t || grow_array((void **)&t->q, &t->q_cap, t->nq + 1, sizeof(*t->q)))
+		return -ENOMEM;
+	if (t->nq && ev->time < t->q[t->nq - 1].ev.time)
+		t->sorted = false;
+	q = &t->q[t->nq++];
+	q->ev = *ev;
+	q->seq = c->seq++;
+	c->st.events++;
+	return 0;
+}
+
+static int cmp_queued(const void *a, const void *b)
+{
+	const struct queued *x = a, *y = b;
+
+	if (x->ev.time != y->ev.time)
+		return x->ev.time < y->ev.time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+void xray_calls__set_ip(struct xray_calls *c, __u64 ip)
+{
+	if (c->cur)
+		c->cur->ip = ip;
+}
+
+static int do_entry(struct xray_calls *c, struct thread *t, const struct xray_event *ev,
+		    xray_call_fn fn, void *ctx)
+{
+	struct xray_call call = { .kind = XRAY_CALL_ENTRY, .ev = ev, .depth = (__u32)t->depth };
+	int ret;
+
+	c->st.entries++;
+	c->cur = NULL;
+	if (t->depth >= MAX_DEPTH) {
+		c->st.too_deep++;
+	} else if (grow_array((void **)&t->stack, &t->s_cap, t->depth + 1, sizeof(*t->stack))) {
+		return -ENOMEM;
+	} else {
+		c->cur = &t->stack[t->depth++];
+		c->cur->time = ev->time;
+		c->cur->ip = 0;
+		c->cur->func_id = ev->func_id;
+		c->cur->cpu = ev->cpu;
+	}
+	ret = fn(ctx, &call);
+	c->cur = NULL;
+	return ret;
+}
+
+static int do_exit(struct xray_calls *c, struct thread *t, const struct xray_event *ev,
+		   xray_call_fn fn, void *ctx)
+{
+	struct xray_call call = { .ev = ev };
+	size_t i, lim = t->depth > MAX_SEARCH ? t->depth - MAX_SEARCH : 0;
+	int ret;
+
+	for (i = t->depth; i > lim; i--)
+		if (t->stack[i - 1].func_id == ev->func_id)
+			break;
+	if (i == lim) {
+		c->st.orphans++;
+		call.kind = XRAY_CALL_ORPHAN;
+		call.depth = (__u32)t->depth;
+		return fn(ctx, &call);
+	}
+	/* Frames above the match lost their exits (dropped records, longjmp). */
+	while (t->depth > i) {
+		t->depth--;
+		c->st.unwound++;
+		call.kind = XRAY_CALL_UNWOUND;
+		call.entry = &t->stack[t->depth];
+		call.depth = (__u32)t->depth;
+		ret = fn(ctx, &call);
+		if (ret)
+			return ret;
+	}
+	t->depth--;
+	c->st.returns++;
+	call.kind = XRAY_CALL_RETURN;
+	call.entry = &t->stack[t->depth];
+	call.depth = (__u32)t->depth;
+	call.duration = ev->time >= call.entry->time ? ev->time - call.entry->time : 0;
+	return fn(ctx, &call);
+}
+
+static int drain_thread(struct xray_calls *c, struct thread *t, __u64 upto,
+			xray_call_fn fn, void *ctx)
+{
+	size_t i, n = 0;
+	int ret = 0;
+
+	if (!t->sorted) {
+		qsort(t->q, t->nq, sizeof(*t->q), cmp_queued);
+		t->sorted = true;
+	}
+	while (n < t->nq && t->q[n].ev.time <= upto)
+		n++;
+	for (i = 0; i < n && !ret; i++) {
+		const struct xray_event *ev = &t->q[i].ev;
+
+		if (t->done_any && ev->time < t->done_time)
+			c->st.late++;
+		t->done_any = true;
+		t->done_time = ev->time;
+		if (ev->action == PREC_XRAY_ENTER)
+			ret = do_entry(c, t, ev, fn, ctx);
+		else
+			ret = do_exit(c, t, ev, fn, ctx);
+	}
+	memmove(t->q, t->q + i, (t->nq - i) * sizeof(*t->q));
+	t->nq -= i;
+	return ret;
+}
+
+int xray_calls__drain(struct xray_calls *c, __u64 upto, xray_call_fn fn, void *ctx)
+{
+	size_t i;
+	int ret;
+
+	for (i = 0; i < c->cap; i++) {
+		if (!c->tab[i].used || !c->tab[i].nq)
+			continue;
+		ret = drain_thread(c, &c->tab[i], upto, fn, ctx);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+__u64 xray_calls__open_frames(const struct xray_calls *c)
+{
+	__u64 n = 0;
+	size_t i;
+
+	for (i = 0; i < c->cap; i++)
+		if (c->tab[i].used)
+			n += c->tab[i].depth;
+	return n;
+}
+
+const struct xray_calls_stats *xray_calls__stats(const struct xray_calls *c)
+{
+	return &c->st;
+}

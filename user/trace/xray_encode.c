@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Pure XRay FDR encoders (layouts in xray.h).  Used by the unit tests to
+ * build the streams bpf/trace.bpf.c writes, and by the --xray-out writer.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "trace/xray.h"
+
+int xray_put_function(struct pbuf *out, unsigned int action, __u32 func_id, __u32 delta)
+{
+	__u32 w = (action & 7) << 1 | func_id << 4;
+
+	if (action > PREC_XRAY_ENTER_ARGS || func_id > XRAY_MAX_FUNC_ID)
+		return -EINVAL;
+	pbuf_put_u32(out, w);
+	return pbuf_put_u32(out, delta);
+}
+
+int xray_put_md(struct pbuf *out, unsigned int kind, const void *payload, size_t n)
+{
+	__u8 rec[XRAY_MD_SIZE] = { 0 };
+
+	if (kind > 127 || n > XRAY_MD_SIZE - 1)
+		return -EINVAL;
+	rec[0] = (__u8)(kind << 1 | 1);
+	if (n)
+		memcpy(rec + 1, payload, n);
+	return pbuf_put(out, rec, sizeof(rec));
+}
+
+/* Little-endian field packing into a payload. */
+static void le_put(__u8 *p, __u64 v, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (__u8)(v >> (8 * i));
+}
+
+int xray_put_new_buffer(struct pbuf *out, __u32 tid)
+{
+	__u8 p[4];
+
+	le_put(p, tid, 4);
+	return xray_put_md(out, PREC_XRAY_MD_NEW_BUFFER, p, sizeof(p));
+}
+
+int xray_put_pid(struct pbuf *out, __u32 pid)
+{
+	__u8 p[4];
+
+	le_put(p, pid, 4);
+	return xray_put_md(out, PREC_XRAY_MD_PID, p, sizeof(p));
+}
+
+int xray_put_new_cpu(struct pbuf *out, __u16 cpu, __u64 time)
+{
+	__u8 p[10];
+
+	le_put(p, cpu, 2);
+	le_put(p + 2, time, 8);
+	return xray_put_md(out, PREC_XRAY_MD_NEW_CPU_ID, p, sizeof(p));
+}
+
+int xray_put_tsc_wrap(struct pbuf *out, __u64 time)
+{
+	__u8 p[8];
+
+	le_put(p, time, 8);
+	return xray_put_md(out, PREC_XRAY_MD_TSC_WRAP, p, sizeof(p));
+}
+
+int xray_put_walltime(struct pbuf *out, __u64 sec, __u32 usec)
+{
+	__u8 p[12];
+
+	le_put(p, sec, 8);
+	le_put(p + 8, usec, 4);
+	return xray_put_md(out, PREC_XRAY_MD_WALLTIME, p, sizeof(p));
+}
+
+int xray_put_call_arg(struct pbuf *out, __u64 arg)
+{
+	__u8 p[8];
+
+	le_put(p, arg, 8);
+	return xray_put_md(out, PREC_XRAY_MD_CALL_ARGUMENT, p, sizeof(p));
+}
+
+int xray_put_end_of_buffer(struct pbuf *out)
+{
+	return xray_put_md(out, PREC_XRAY_MD_END_OF_BUFFER, NULL, 0);
+}
+
+int xray_put_buffer_extents(struct pbuf *out, __u64 size)
+{
+	__u8 p[8];
+
+	le_put(p, size, 8);
+	return xray_put_md(out, PREC_XRAY_MD_BUFFER_EXTENTS, p, sizeof(p));
+}
+
+int xray_put_load_bias(struct pbuf *out, __u64 bias, __u8 slot)
+{
+	__u8 p[9];
+
+	le_put(p, bias, 8);
+	p[8] = slot;
+	return xray_put_md(out, PREC_XRAY_MD_LOAD_BIAS, p, sizeof(p));
+}
+
+int xray_put_custom_event(struct pbuf *out, __s32 delta, const void *data, __u32 size)
+{
+	__u8 p[8];
+	int err;
+
+	if (size == 0 || size > 0x7fffffff)
+		return -EINVAL;
+	le_put(p, size, 4);
+	le_put(p + 4, (__u32)delta, 4);
+	err = xray_put_md(out, PREC_XRAY_MD_CUSTOM_EVENT, p, sizeof(p));
+	if (err)
+		return err;
+	return pbuf_put(out, data, size);
+}
+
+/*
+ * File format: u16 version, u16 type (1 = FDR), u32 bits (bit 0
+ * constant_tsc, bit 1 nonstop_tsc), u64 cycle frequency, then 16 bytes of
+ * free-form data, where the runtime puts its u64 buffer size.
+ */
+int xray_put_file_header(struct pbuf *out, __u16 version, __u64 cycle_freq,
+			 __u64 buffer_size)
+{
+	pbuf_put_u16(out, version);
+	pbuf_put_u16(out, 1);
+	pbuf_put_u32(out, 3);
+	pbuf_put_u64(out, cycle_freq);
+	pbuf_put_u64(out, buffer_size);
+	return pbuf_put_u64(out, 0);
+}
+
+void xray_enc_begin(struct xray_enc *e)
+{
+	memset(e, 0, sizeof(*e));
+}
+
+int xray_enc_function(struct xray_enc *e, struct pbuf *out, unsigned int action,
+		      __u32 func_id, __u32 cpu, __u64 time)
+{
+	__u64 delta;
+	int err = 0;
+
+	if (!e->started || cpu != e->cpu) {
+		err = xray_put_new_cpu(out, (__u16)cpu, time);
+		e->cpu = cpu;
+		e->last = time;
+		e->started = true;
+	} else if (time < e->last || (time - e->last) >> 32) {
+		err = xray_put_tsc_wrap(out, time);
+		e->last = time;
+	}
+	if (err)
+		return err;
+	delta = time - e->last;
+	e->last = time;
+	return xray_put_function(out, action, func_id, (__u32)delta);
+}
