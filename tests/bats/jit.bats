@@ -6,12 +6,20 @@ load helpers
 
 JS=$ROOT/tests/workloads/js/hot.js
 
+# node --perf-basic-prof and mono --jitmap write /tmp/perf-PID.map: the
+# ones a test made are removed afterwards, and only those.
 setup() {
 	common_setup
 	require_recording
 	need "node" command -v node
+	ls /tmp/perf-*.map 2>/dev/null | sort > "$T/maps.before" || true
 }
-teardown() { common_teardown; }
+teardown() {
+	if [ -n "${T:-}" ] && [ -f "$T/maps.before" ]; then
+		ls /tmp/perf-*.map 2>/dev/null | sort | comm -13 "$T/maps.before" - | xargs -r rm -f
+	fi
+	common_teardown
+}
 
 # jsshare FILE NAME: summed self share of every symbol whose name has NAME
 jsshare() {
@@ -59,7 +67,7 @@ jsshare() {
 	lint x.data
 	a=$(jsshare x.data hotFifty)
 	awk -v a="$a" 'BEGIN { exit !(a > 20) }'
-	rm -f /tmp/perf-*.map
+	ls /tmp/perf-*.map 2>/dev/null | sort | comm -13 "$T/maps.before" - | xargs -r rm -f
 	mkdir moved
 	mv x.data x.data.jit moved/
 	cd moved
