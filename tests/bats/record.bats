@@ -156,3 +156,39 @@ REQ=BUILD_ID,CPU_TOPOLOGY,AUXTRACE,EVENT_DESC,CLOCKID,CLOCK_DATA
 	perf report -i p.data --stdio -q 2>/dev/null | grep -q hot_a
 	lint bg.data
 }
+
+@test "-t TID records only that thread" {
+	"$WL" threads 2 30 & pid=$!
+	sleep 0.3
+	tid=$(ls /proc/$pid/task | grep -v "^$pid\$" | head -1)
+	run "$PRECORD" -t "$tid" -o x.data -- sleep 1
+	kill "$pid"; wait "$pid" || true
+	echo "$output" >&2
+	[ "$status" -eq 0 ]
+	lint x.data
+	[ "$(perf script -i x.data -F tid 2>/dev/null | sort -u | tr -d ' ')" = "$tid" ]
+}
+
+@test "-a -C 0 samples only CPU 0; -c sets the period; --duration stops" {
+	start=$(date +%s)
+	run "$PRECORD" -a -C 0 -c 2000000 -o x.data --duration 1
+	echo "$output" >&2
+	[ "$status" -eq 0 ]
+	[ $(( $(date +%s) - start )) -le 4 ]
+	lint x.data
+	[ "$(perf script -i x.data -F cpu 2>/dev/null | sort -u | tr -d ' []')" = "000" ]
+	[ "$(perf script -i x.data -F period 2>/dev/null | sort -u | tr -d ' ')" = "2000000" ]
+}
+
+@test "SIGINT ends a -p recording cleanly" {
+	"$WL" spin & pid=$!
+	"$PRECORD" -q -g -p "$pid" -o x.data &
+	rec=$!
+	sleep 1.5
+	kill -INT "$rec"
+	wait "$rec"
+	rc=$?
+	kill "$pid"; wait "$pid" || true
+	[ "$rc" -eq 0 ]
+	lint x.data --require BUILD_ID,SAMPLE_TIME --min-samples 100
+}
