@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/array.h"
 #include "util/log.h"
 
 #define READ_CHUNK		(1u << 20)
@@ -34,18 +35,12 @@ struct jitdump_reader {
 struct jitdump_reader *jitdump_reader__new(const char *path, int fd)
 {
 	struct jitdump_reader *r;
-	struct stat st;
 
 	if (!path)
 		path = "(jitdump)";
+	fd = open_regular_file(path, fd);
 	if (fd < 0) {
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-		if (fd < 0)
-			return NULL;
-	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		errno = EINVAL;
+		errno = -fd;
 		return NULL;
 	}
 	r = calloc(1, sizeof(*r));

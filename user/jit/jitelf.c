@@ -19,6 +19,7 @@
 #include "jit/ehframe.h"
 #include "jit/jitdwarf.h"
 #include "jit/strset.h"
+#include "util/array.h"
 #include "util/buf.h"
 
 #if defined(__x86_64__)
@@ -81,33 +82,6 @@ struct jitelf_image {
 	bool written;
 };
 
-static int grow(void **v, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap : 64;
-	while (ncap < need)
-		ncap *= 2;
-	p = realloc(*v, ncap * elem);
-	if (!p)
-		return -ENOMEM;
-	*v = p;
-	*cap = ncap;
-	return 0;
-}
-
-#define GROW(arr, cap, need) grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
-
-/* pbuf_align() without the zero-length append on an empty buffer */
-static int pad_to(struct pbuf *b, size_t align)
-{
-	size_t pad = align_up(b->len, align) - b->len;
-
-	return pad ? pbuf_put_zero(b, pad) : b->err;
-}
 
 struct jitelf_image *jitelf_image__new(void)
 {
@@ -158,7 +132,7 @@ int jitelf_image__add_func(struct jitelf_image *img, const char *name,
 
 	if (img->written || size == 0 || !name)
 		return -EINVAL;
-	if (img->nr_funcs >= INT32_MAX || GROW(img->funcs, img->cap_funcs, img->nr_funcs + 1))
+	if (img->nr_funcs >= INT32_MAX || ARRAY_GROW(img->funcs, img->cap_funcs, img->nr_funcs + 1))
 		return -ENOMEM;
 	idx = add_name(&img->names, name, JITELF_MAX_NAME);
 	if (idx < 0)
@@ -168,7 +142,7 @@ int jitelf_image__add_func(struct jitelf_image *img, const char *name,
 	f->name = (__u32)idx;
 	f->size = size;
 	if (code) {
-		if (size > SIZE_MAX / 2 || pad_to(&img->text, TEXT_ALIGN))
+		if (size > SIZE_MAX / 2 || pbuf_align(&img->text, TEXT_ALIGN))
 			return -ENOMEM;
 		f->off = img->text.len;
 		if (pbuf_put(&img->text, code, (size_t)size))
@@ -207,7 +181,7 @@ int jitelf_image__set_lines(struct jitelf_image *img, int func,
 
 	if (!f || f->nocode || f->nr_rows)
 		return -EINVAL;
-	if (n > UINT32_MAX || GROW(img->rows, img->cap_rows, img->nr_rows + n))
+	if (n > UINT32_MAX || ARRAY_GROW(img->rows, img->cap_rows, img->nr_rows + n))
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		struct jitdwarf_row *r = &img->rows[img->nr_rows];
@@ -282,8 +256,8 @@ int jitelf_image__set_inlines(struct jitelf_image *img, int func,
 	if (!inlines_ok(f, calls, n, ranges, nr_ranges))
 		return -EINVAL;
 	if (n > UINT32_MAX || nr_ranges > UINT32_MAX ||
-	    GROW(img->inl, img->cap_inl, img->nr_inl + n) ||
-	    GROW(img->ranges, img->cap_ranges, img->nr_ranges + nr_ranges))
+	    ARRAY_GROW(img->inl, img->cap_inl, img->nr_inl + n) ||
+	    ARRAY_GROW(img->ranges, img->cap_ranges, img->nr_ranges + nr_ranges))
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		const struct jitelf_inline *c = &calls[i];
@@ -327,7 +301,7 @@ int jitelf_image__set_eh_frame(struct jitelf_image *img, int func,
 		*why = "no code for the unwinding information";
 		return -EINVAL;
 	}
-	if (img->eh.len && pad_to(&img->eh, 4))
+	if (img->eh.len && pbuf_align(&img->eh, 4))
 		return -ENOMEM;
 	return ehframe_import(&img->eh, &img->fdes, eh_frame, size, code_addr,
 			      f->size, (__u32)func, why);
@@ -580,7 +554,7 @@ static int create_sections(struct jitelf_image *img, struct elfw *w)
 	const bool has_eh = img->fdes.nr > 0;
 
 	/* terminator of .eh_frame */
-	if (has_eh && (pad_to(&img->eh, 4) || pbuf_put_u32(&img->eh, 0)))
+	if (has_eh && (pbuf_align(&img->eh, 4) || pbuf_put_u32(&img->eh, 0)))
 		return -ENOMEM;
 	if (pbuf_put_zero(&w->ehdr_hdr, ehframe_hdr_size(img->fdes.nr)) ||
 	    pbuf_put_zero(&w->note, NOTE_SIZE))

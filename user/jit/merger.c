@@ -18,31 +18,13 @@
 
 #include "jit/mlpd.h"
 #include "util/buf.h"
+#include "util/array.h"
 #include "util/log.h"
 
 #define MAX_MAPPINGS		(10u * 1000 * 1000)
 #define MAX_NOCODE_FUNC		(1ULL << 30)	/* perf-map/.mlpd entry size */
 #define MAX_IMAGE_SEQ		1000000
 
-static int grow(void **v, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap : 16;
-	while (ncap < need)
-		ncap *= 2;
-	p = realloc(*v, ncap * elem);
-	if (!p)
-		return -ENOMEM;
-	*v = p;
-	*cap = ncap;
-	return 0;
-}
-
-#define GROW(arr, cap, need) grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
 
 /* ---- output directory and images ---- */
 
@@ -84,7 +66,7 @@ static struct image_slot *cur_slot(struct jit_merger *m)
 
 static int open_image(struct jit_merger *m)
 {
-	if (GROW(m->images, m->cap_images, m->nr_images + 1))
+	if (ARRAY_GROW(m->images, m->cap_images, m->nr_images + 1))
 		return -ENOMEM;
 	m->img = jitelf_image__new();
 	if (!m->img)
@@ -203,7 +185,7 @@ int merger_add_imap(struct jit_merger *m, __u64 time, __u32 pid, __u32 tid,
 {
 	if (merger_full(m))
 		return -E2BIG;
-	if (GROW(m->imaps, m->cap_imaps, m->nr_imaps + 1))
+	if (ARRAY_GROW(m->imaps, m->cap_imaps, m->nr_imaps + 1))
 		return -ENOMEM;
 	m->imaps[m->nr_imaps++] = (struct imap){
 		.time = time, .start = start, .len = len, .pid = pid, .tid = tid,
@@ -286,7 +268,7 @@ static struct source *new_source(struct jit_merger *m, enum src_kind kind,
 {
 	struct source *s;
 
-	if (m->finished || GROW(m->srcs, m->cap_srcs, m->nr_srcs + 1))
+	if (m->finished || ARRAY_GROW(m->srcs, m->cap_srcs, m->nr_srcs + 1))
 		return NULL;
 	s = &m->srcs[m->nr_srcs];
 	memset(s, 0, sizeof(*s));

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/array.h"
 #include "util/log.h"
 
 #define READ_CHUNK	(PERFMAP_MAX_LINE * 2)
@@ -117,18 +118,12 @@ struct perfmap_reader {
 struct perfmap_reader *perfmap_reader__new(const char *path, int fd)
 {
 	struct perfmap_reader *r;
-	struct stat st;
 
 	if (!path)
 		path = "(perf map)";
+	fd = open_regular_file(path, fd);
 	if (fd < 0) {
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-		if (fd < 0)
-			return NULL;
-	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		errno = EINVAL;
+		errno = -fd;
 		return NULL;
 	}
 	r = calloc(1, sizeof(*r));

@@ -22,6 +22,7 @@
 
 #include "precord/perf_file.h"
 #include "perfdata/record.h"
+#include "util/array.h"
 #include "util/log.h"
 
 struct queued {
@@ -205,15 +206,8 @@ int perfdata_writer__queue(struct perfdata_writer *w, __u64 time, const void *re
 {
 	if (size < sizeof(struct perf_event_header) || size > 0xffff || (size & 7))
 		return -EINVAL;
-	if (w->nq == w->q_cap) {
-		size_t ncap = w->q_cap ? w->q_cap * 2 : 4096;
-		struct queued *n = realloc(w->q, ncap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		w->q = n;
-		w->q_cap = ncap;
-	}
+	if (ARRAY_GROW(w->q, w->q_cap, w->nq + 1))
+		return -ENOMEM;
 	w->q[w->nq] = (struct queued){
 		.time = time, .seq = w->seq++, .off = w->qdata.len, .size = (__u32)size,
 	};

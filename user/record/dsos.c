@@ -11,6 +11,7 @@
 
 #include "elf/buildid.h"
 #include "perfdata/buildid_cache.h"
+#include "util/array.h"
 #include "util/log.h"
 
 #define MAX_OPEN_DSOS	4096
@@ -128,15 +129,8 @@ static int dso_find_or_add(struct dso_table *dt, const char *name, const __u8 *b
 		if (d->bid_size == bid_size && !memcmp(d->bid, bid, bid_size))
 			return (int)i;
 	}
-	if (dt->nr == dt->cap) {
-		size_t ncap = dt->cap ? dt->cap * 2 : 64;
-		struct dso *n = realloc(dt->dsos, ncap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		dt->dsos = n;
-		dt->cap = ncap;
-	}
+	if (ARRAY_GROW(dt->dsos, dt->cap, dt->nr + 1))
+		return -ENOMEM;
 	d = &dt->dsos[dt->nr];
 	memset(d, 0, sizeof(*d));
 	d->name = strdup(name);

@@ -30,6 +30,7 @@
 #include "perfdata/writer.h"
 #include "record/dsos.h"
 #include "record/session_int.h"
+#include "util/array.h"
 #include "util/log.h"
 
 struct held_map {
@@ -148,7 +149,6 @@ static bool is_anon(const char *name)
 static int open_in_target(__u32 pid, __u64 start, __u64 len, const char *name)
 {
 	char path[PATH_MAX];
-	struct stat st;
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", pid,
@@ -158,11 +158,7 @@ static int open_in_target(__u32 pid, __u64 start, __u64 len, const char *name)
 		snprintf(path, sizeof(path), "/proc/%u/root%s", pid, name);
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	}
-	if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode))) {
-		close(fd);
-		fd = -1;
-	}
-	return fd;
+	return fd >= 0 ? open_regular_file(NULL, fd) : fd;
 }
 
 enum jit_mmap_action session_jit_mmap(struct session *s, __u32 pid, const char *name,
@@ -198,15 +194,8 @@ int session_jit_hold(struct session *s, __u32 pid, __u64 time, const void *rec, 
 {
 	struct jit_glue *g = s->jit;
 
-	if (g->nhm == g->hm_cap) {
-		size_t ncap = g->hm_cap ? g->hm_cap * 2 : 64;
-		struct held_map *n = realloc(g->hm, ncap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		g->hm = n;
-		g->hm_cap = ncap;
-	}
+	if (ARRAY_GROW(g->hm, g->hm_cap, g->nhm + 1))
+		return -ENOMEM;
 	g->hm[g->nhm] = (struct held_map){ pid, time, g->held.len, size };
 	if (pbuf_put(&g->held, rec, size))
 		return -ENOMEM;
@@ -222,7 +211,6 @@ static void find_perf_maps(struct session *s)
 	for (size_t i = 0; i < g->anon_pids.cap; i++) {
 		__u32 pid = g->anon_pids.keys[i];
 		char path[128], shown[64];
-		struct stat st;
 		int fd, err;
 
 		if (!pid || tidset_has(&g->map_tried, pid))
@@ -235,7 +223,10 @@ static void find_perf_maps(struct session *s)
 			continue;
 		}
 		tidset_add(&g->map_tried, pid);
-		if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !merger(s)) {
+		fd = open_regular_file(NULL, fd);
+		if (fd < 0)
+			continue;
+		if (!merger(s)) {
 			close(fd);
 			continue;
 		}
