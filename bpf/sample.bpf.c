@@ -11,10 +11,10 @@
 #include <bpf/bpf_core_read.h>
 
 #include "precord/bpf_abi.h"
+#include "targets.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
-const volatile __u32 filter_mode = PREC_FILTER_ALL;
 const volatile bool want_callchain = false;
 const volatile bool follow_forks = true;
 const volatile bool keep_idle = true;	/* -a: samples of the idle task too */
@@ -23,14 +23,6 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 8 << 20);		/* resized by user space */
 } events SEC(".maps");
-
-/* tgids (or tids with -t) to record; shared with bpf/trace.bpf.c. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 8192);
-	__type(key, __u32);
-	__type(value, __u8);
-} targets SEC(".maps");
 
 /* Samples that did not fit in the ring buffer, per CPU. */
 struct {
@@ -51,16 +43,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct sample_buf);
 } scratch SEC(".maps");
-
-static __always_inline bool is_target(__u32 tgid, __u32 tid)
-{
-	__u32 key;
-
-	if (filter_mode == PREC_FILTER_ALL)
-		return true;
-	key = filter_mode == PREC_FILTER_TID ? tid : tgid;
-	return bpf_map_lookup_elem(&targets, &key) != NULL;
-}
 
 static __always_inline void count_drop(void)
 {

@@ -14,24 +14,16 @@
 #include <bpf/bpf_tracing.h>
 
 #include "precord/bpf_abi.h"
+#include "targets.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
-const volatile __u32 filter_mode = PREC_FILTER_ALL;
 const volatile __u32 nr_args = 0;	/* 0..PREC_TRACE_MAX_ARGS */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 8 << 20);		/* resized by user space */
 } trace_events SEC(".maps");
-
-/* Shared with bpf/sample.bpf.c (user space reuses its fd). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 8192);
-	__type(key, __u32);
-	__type(value, __u8);
-} targets SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -57,16 +49,6 @@ struct {
 #define PT_REGS_PARM6(x)	0
 #endif
 #endif
-
-static __always_inline bool is_target(__u32 tgid, __u32 tid)
-{
-	__u32 key;
-
-	if (filter_mode == PREC_FILTER_ALL)
-		return true;
-	key = filter_mode == PREC_FILTER_TID ? tid : tgid;
-	return bpf_map_lookup_elem(&targets, &key) != NULL;
-}
 
 /* A 16-byte metadata record: first byte (kind << 1) | 1, then 15 bytes of
  * payload given as p (bytes 1-8) and q (bytes 9-15). */
