@@ -67,9 +67,12 @@ $(BUILD)/vmlinux.h:
 	$(Q)mkdir -p $(@D)
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
+# bpftool gen object links the object and drops its DWARF (BTF stays):
+# a smaller skeleton, embedded in precord, loads faster.
 $(BUILD)/%.bpf.o: bpf/%.bpf.c $(BUILD)/vmlinux.h
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -MT $@ -c $< -o $(@:.bpf.o=.tmp.bpf.o)
+	$(Q)$(BPFTOOL) gen object $@ $(@:.bpf.o=.tmp.bpf.o)
 
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
