@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "elf/buildid.h"
@@ -22,6 +23,8 @@ struct dso {
 	__u8 bid_size;
 	bool hit;
 	int fd;			/* the mapped file, for the cache; -1 if none */
+	dev_t dev;		/* of fd, to skip re-reading the same file */
+	ino_t ino;
 };
 
 struct pmap {
@@ -191,20 +194,39 @@ static int open_mapped_file(__u32 pid, __u64 start, __u64 len, const char *name)
 	return open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 }
 
+/* A DSO already read from the same file (same path, device and inode). */
+static const struct dso *dso_by_inode(const struct dso_table *dt, const char *name,
+				      dev_t dev, ino_t ino)
+{
+	for (size_t i = 0; i < dt->nr; i++) {
+		const struct dso *d = &dt->dsos[i];
+
+		if (d->fd >= 0 && d->ino == ino && d->dev == dev && !strcmp(d->name, name))
+			return d;
+	}
+	return NULL;
+}
+
 int dso_table__mmap(struct dso_table *dt, __u32 pid, __u64 start, __u64 len,
 		    const char *name, __u8 *bid, __u8 *bid_size)
 {
 	struct pmaps *p = proc_get(dt, pid, true);
 	bool file = name[0] == '/';
+	struct stat st = { 0 };
 	int idx, fd = -1;
 
 	if (!p)
 		return -ENOMEM;
 	if (file && (!*bid_size || dt->open_fds < MAX_OPEN_DSOS))
 		fd = open_mapped_file(pid, start, len, name);
+	if (fd >= 0 && fstat(fd, &st))
+		st.st_ino = 0;
 	if (fd >= 0 && !*bid_size) {
-		int n = elf_build_id_fd(fd, bid);
+		const struct dso *same = st.st_ino ? dso_by_inode(dt, name, st.st_dev, st.st_ino) : NULL;
+		int n = same ? same->bid_size : elf_build_id_fd(fd, bid);
 
+		if (same)
+			memcpy(bid, same->bid, same->bid_size);
 		*bid_size = n > 0 ? (__u8)n : 0;
 	}
 	idx = dso_find_or_add(dt, name, bid, *bid_size);
@@ -215,6 +237,8 @@ int dso_table__mmap(struct dso_table *dt, __u32 pid, __u64 start, __u64 len,
 	}
 	if (fd >= 0 && dt->dsos[idx].fd < 0 && dt->open_fds < MAX_OPEN_DSOS) {
 		dt->dsos[idx].fd = fd;
+		dt->dsos[idx].dev = st.st_dev;
+		dt->dsos[idx].ino = st.st_ino;
 		dt->open_fds++;
 	} else if (fd >= 0) {
 		close(fd);
