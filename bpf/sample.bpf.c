@@ -18,6 +18,13 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile bool want_callchain = false;
 const volatile bool follow_forks = true;
 const volatile bool keep_idle = true;	/* -a: samples of the idle task too */
+/* Wake the reader only once this much is waiting (it also polls every
+ * 100 ms): one wake-up per sample would cost the workload dearly. */
+const volatile __u64 wakeup_bytes = 1 << 20;
+
+/* The `-- command` child (set by user space) becomes a target when it
+ * execs, as perf's enable_on_exec does: not while it is still precord. */
+__u32 exec_child;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -101,8 +108,23 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (size > sizeof(*b))
 		return 0;
 	s->hdr.size = size;
-	if (bpf_ringbuf_output(&events, b, size, 0))
+	if (bpf_ringbuf_output(&events, s, size,
+			       bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
+			       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP))
 		count_drop();
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+	__u8 one = 1;
+
+	if (exec_child && tgid == exec_child) {
+		bpf_map_update_elem(&targets, &tgid, &one, BPF_ANY);
+		exec_child = 0;
+	}
 	return 0;
 }
 

@@ -301,13 +301,21 @@ int dso_table__add_build_id(struct dso_table *dt, const char *name, const __u8 *
 	return 0;
 }
 
+/* perf keeps a copy of kallsyms per kernel build-id; it is read (5 MB)
+ * only when the cache does not have it yet. */
 static void cache_kernel(const char *dir, const __u8 *bid, int n)
 {
-	FILE *f = fopen("/proc/kallsyms", "r");
 	struct pbuf b = { 0 };
-	char line[4096];
+	char line[4096], hex[41];
+	struct stat st;
 	size_t got;
+	FILE *f;
 
+	build_id_hex(bid, n, hex);
+	snprintf(line, sizeof(line), "%s/[kernel.kallsyms]/%s/kallsyms", dir, hex);
+	if (!lstat(line, &st) && S_ISREG(st.st_mode))
+		return;
+	f = fopen("/proc/kallsyms", "r");
 	if (!f)
 		return;
 	while ((got = fread(line, 1, sizeof(line), f)) > 0)

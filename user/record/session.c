@@ -234,6 +234,7 @@ static int load_bpf(struct session *s)
 	if (o->mmap_pages)
 		ring = o->mmap_pages * 4096u;
 	bpf_map__set_max_entries(s->skel->maps.events, ring);
+	s->skel->rodata->wakeup_bytes = ring / 4;
 	err = sample_bpf__load(s->skel);
 	if (err) {
 		pr_err("cannot load the BPF programs: %s; run 'precord check'", strerror(-err));
@@ -244,6 +245,14 @@ static int load_bpf(struct session *s)
 		if (!s->skel->links.on_fork) {
 			err = -errno;
 			pr_err("cannot attach to sched_process_fork: %s", strerror(-err));
+			return err;
+		}
+	}
+	if (o->cmd && !s->all && !o->nr_pids && !o->nr_tids) {
+		s->skel->links.on_exec = bpf_program__attach(s->skel->progs.on_exec);
+		if (!s->skel->links.on_exec) {
+			err = -errno;
+			pr_err("cannot attach to sched_process_exec: %s", strerror(-err));
 			return err;
 		}
 	}
@@ -384,8 +393,8 @@ static int synthesize(struct session *s)
 			__u32 id = s->targets.keys[i];
 			int tgid;
 
-			if (!id)
-				continue;
+			if (!id || (s->child > 0 && id == (__u32)s->child))
+				continue;	/* the command: still precord until it execs */
 			tgid = s->by_tid ? proc_tgid(id) : (int)id;
 			if (tgid > 0)
 				err = synth_process(&b, s->dt, (__u32)tgid, false);
@@ -640,8 +649,12 @@ static int start_command(struct session *s)
 		pr_err("cannot start '%s': %s", s->o->cmd[0], strerror(-err));
 		return err;
 	}
-	if (!s->all && !s->o->nr_pids && !s->o->nr_tids)
-		err = add_target(s, (__u32)s->child);
+	/* The command is sampled from its exec on (bpf on_exec), as perf's
+	 * enable_on_exec does; its side-band records are kept from now. */
+	if (!s->all && !s->o->nr_pids && !s->o->nr_tids) {
+		s->skel->bss->exec_child = (__u32)s->child;
+		err = tidset_add(&s->targets, (__u32)s->child);
+	}
 	return err;
 }
 

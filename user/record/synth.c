@@ -236,6 +236,8 @@ int synth_all(struct pbuf *out, struct dso_table *dt)
 		if (*end || !pid)
 			continue;
 		err = synth_process(out, dt, (__u32)pid, true);
+		if (err == -ESRCH)	/* gone since readdir: nothing to say */
+			err = 0;
 	}
 	closedir(d);
 	return err;
