@@ -116,14 +116,49 @@ TEST(flush_sorts_holds_back_and_rewrites_header)
 	for (int i = 0; i < 3; i++)
 		CHECK_EQ(*(__u64 *)(f + h.data.offset + i * 56 + 32), 10 * (i + 1));
 	free(f);
+	queue_sample(w, 40);		/* older than the 50 still queued */
+	queue_sample(w, 60);
 	perfdata_writer__set_rounds(w, true);
 	CHECK_EQ(perfdata_writer__flush(w, ~0ULL), 0);
 	f = slurp(&len);
 	memcpy(&h, f, sizeof(h));
-	CHECK_EQ(h.data.size, 4 * 56 + 8);	/* + FINISHED_ROUND */
-	CHECK_EQ(*(__u64 *)(f + h.data.offset + 3 * 56 + 32), 50);
-	CHECK_EQ(((struct perf_event_header *)(f + h.data.offset + 4 * 56))->type,
+	CHECK_EQ(h.data.size, 6 * 56 + 8);	/* + FINISHED_ROUND */
+	CHECK_EQ(*(__u64 *)(f + h.data.offset + 3 * 56 + 32), 40);
+	CHECK_EQ(*(__u64 *)(f + h.data.offset + 4 * 56 + 32), 50);
+	CHECK_EQ(*(__u64 *)(f + h.data.offset + 5 * 56 + 32), 60);
+	CHECK_EQ(((struct perf_event_header *)(f + h.data.offset + 6 * 56))->type,
 		 PERF_RECORD_FINISHED_ROUND);
+	free(f);
+	perfdata_writer__free(w);
+	unlink(path);
+	strcpy(path, "/tmp/precord-test-writer.XXXXXX");
+}
+
+TEST(flush_merges_sorted_runs)
+{
+	struct perfdata_writer *w = new_writer();
+	struct perf_file_header h;
+	size_t len, i;
+	__u8 *f;
+	bool ordered = true;
+
+	CHECK_EQ(perfdata_writer__begin(w), 0);
+	/* three runs, each in order, interleaving in time: 3k, 3k+1, 3k+2 */
+	for (int r = 0; r < 3; r++)
+		for (int k = 0; k < 40; k++)
+			queue_sample(w, 1000 + 3 * k + (2 - r));
+	queue_sample(w, 1000);	/* a fourth run: equal time keeps arrival order */
+	CHECK_EQ(perfdata_writer__flush(w, ~0ULL), 0);
+	f = slurp(&len);
+	memcpy(&h, f, sizeof(h));
+	CHECK_EQ(h.data.size, 121 * 56);
+	for (i = 1; i < 121; i++)
+		if (*(__u64 *)(f + h.data.offset + i * 56 + 32) <
+		    *(__u64 *)(f + h.data.offset + (i - 1) * 56 + 32))
+			ordered = false;
+	CHECK(ordered);
+	CHECK_EQ(*(__u64 *)(f + h.data.offset + 32), 1000);
+	CHECK_EQ(*(__u64 *)(f + h.data.offset + 120 * 56 + 32), 1000 + 3 * 39 + 2);
 	free(f);
 	perfdata_writer__free(w);
 	unlink(path);
@@ -188,6 +223,7 @@ int main(void)
 {
 	RUN(layout_ids_attrs_data);
 	RUN(flush_sorts_holds_back_and_rewrites_header);
+	RUN(flush_merges_sorted_runs);
 	RUN(queue_rejects_bad_sizes);
 	RUN(finish_writes_feature_table_at_end_of_data);
 	return HARNESS_DONE();

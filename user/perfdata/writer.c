@@ -42,8 +42,10 @@ struct perfdata_writer {
 	__u64 data_size;
 	__u64 file_size;
 	struct pbuf qdata;	/* queued record bytes */
+	struct pbuf qspare;	/* the other half: records kept past a flush */
 	struct queued *q;
 	size_t nq, q_cap;
+	bool q_sorted;		/* queued in time order so far: no sort needed */
 	__u64 seq;
 	struct pbuf out;	/* scratch for one flush */
 	__u64 features[4];
@@ -56,6 +58,7 @@ struct perfdata_writer *perfdata_writer__new(int fd)
 	if (!w)
 		return NULL;
 	w->fd = fd;
+	w->q_sorted = true;
 	return w;
 }
 
@@ -72,6 +75,7 @@ void perfdata_writer__free(struct perfdata_writer *w)
 	free(w->evsels);
 	free(w->q);
 	pbuf_free(&w->qdata);
+	pbuf_free(&w->qspare);
 	pbuf_free(&w->out);
 	if (w->fd >= 0)
 		close(w->fd);
@@ -208,6 +212,8 @@ int perfdata_writer__queue(struct perfdata_writer *w, __u64 time, const void *re
 		return -EINVAL;
 	if (ARRAY_GROW(w->q, w->q_cap, w->nq + 1))
 		return -ENOMEM;
+	if (w->nq && time < w->q[w->nq - 1].time)
+		w->q_sorted = false;
 	w->q[w->nq] = (struct queued){
 		.time = time, .seq = w->seq++, .off = w->qdata.len, .size = (__u32)size,
 	};
@@ -228,6 +234,60 @@ static int cmp_queued(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : (x->seq > y->seq);
 }
 
+/*
+ * Records arrive as a few runs already in time order (one per ring and per
+ * traced thread): merge the runs pairwise, O(n log runs), and fall back to
+ * qsort when the queue is more or less random.
+ */
+static int sort_queue(struct perfdata_writer *w)
+{
+	size_t n = w->nq, nruns = 1, i, *runs;
+	struct queued *tmp;
+
+	for (i = 1; i < n; i++)
+		nruns += cmp_queued(&w->q[i - 1], &w->q[i]) > 0;
+	if (nruns == 1)
+		return 0;
+	runs = malloc((nruns + 1) * sizeof(*runs));
+	tmp = malloc(n * sizeof(*tmp));
+	if (!runs || !tmp || nruns > n / 8) {
+		free(runs);
+		free(tmp);
+		qsort(w->q, n, sizeof(*w->q), cmp_queued);
+		return 0;
+	}
+	runs[0] = 0;
+	for (i = 1, nruns = 1; i < n; i++)
+		if (cmp_queued(&w->q[i - 1], &w->q[i]) > 0)
+			runs[nruns++] = i;
+	runs[nruns] = n;
+	while (nruns > 1) {
+		size_t r, out = 0;
+
+		for (r = 0; r + 1 < nruns; r += 2) {	/* merge runs r and r+1 */
+			size_t a = runs[r], am = runs[r + 1], b = am, bm = runs[r + 2], k = a;
+
+			while (a < am && b < bm)
+				tmp[k++] = cmp_queued(&w->q[b], &w->q[a]) < 0 ? w->q[b++] : w->q[a++];
+			while (a < am)
+				tmp[k++] = w->q[a++];
+			while (b < bm)
+				tmp[k++] = w->q[b++];
+			runs[out++] = runs[r];
+		}
+		if (r < nruns) {			/* an odd run out: copy it */
+			memcpy(&tmp[runs[r]], &w->q[runs[r]], (runs[r + 1] - runs[r]) * sizeof(*tmp));
+			runs[out++] = runs[r];
+		}
+		runs[out] = n;
+		nruns = out;
+		memcpy(w->q, tmp, n * sizeof(*tmp));
+	}
+	free(runs);
+	free(tmp);
+	return 0;
+}
+
 void perfdata_writer__set_rounds(struct perfdata_writer *w, bool on)
 {
 	w->rounds = on;
@@ -236,15 +296,17 @@ void perfdata_writer__set_rounds(struct perfdata_writer *w, bool on)
 int perfdata_writer__flush(struct perfdata_writer *w, __u64 upto)
 {
 	struct pbuf *b = &w->out;
-	struct pbuf keep = { 0 };
+	struct pbuf keep = w->qspare;
 	size_t i, nkeep = 0;
 	int err;
 
 	if (!w->begun)
 		return -EINVAL;
-	if (w->nq)
-		qsort(w->q, w->nq, sizeof(*w->q), cmp_queued);
+	if (w->nq && !w->q_sorted)
+		sort_queue(w);
+	w->q_sorted = true;	/* what stays queued stays in order */
 	pbuf_reset(b);
+	pbuf_reset(&keep);
 	for (i = 0; i < w->nq; i++) {
 		struct queued *e = &w->q[i];
 
@@ -260,10 +322,13 @@ int perfdata_writer__flush(struct perfdata_writer *w, __u64 upto)
 	if (b->len && w->rounds)
 		perfdata_encode_finished_round(b);
 	if (b->err || keep.err) {
-		pbuf_free(&keep);
+		pbuf_reset(&keep);
+		w->qspare = keep;
 		return -ENOMEM;
 	}
-	pbuf_free(&w->qdata);
+	/* swap the halves: both keep their memory for the next flush */
+	w->qspare = w->qdata;
+	pbuf_reset(&w->qspare);
 	w->qdata = keep;
 	w->nq = nkeep;
 	if (b->len) {
