@@ -107,3 +107,12 @@ check_calls() {
 	[[ "$output" == *"narrower"* || "$output" == *"matches"* ]]
 	[ ! -e x.data ]
 }
+
+@test "--trace with -a traces every process" {
+	run "$PRECORD" -a --trace "$TR:inner" -o x.data -- "$TR" 1 10
+	echo "$output" >&2
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"20 traced calls"* ]]
+	[ "$(perf script -i x.data -F event 2>/dev/null | grep -c 'precord:inner__return:')" -eq 20 ]
+	lint x.data
+}
