@@ -24,11 +24,11 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -lz)
 
 CFLAGS    ?= -O2 -g
-CFLAGS    += -std=gnu11 -Wall -Wextra -Werror -MMD -MP -D_GNU_SOURCE \
+override CFLAGS += -std=gnu11 -Wall -Wextra -Werror -MMD -MP -D_GNU_SOURCE \
              -DPRECORD_VERSION='"$(VERSION)"' -Iinclude -Iuser -I$(BUILD) $(PKG_CFLAGS)
 LDLIBS    += $(PKG_LIBS) -lpthread
 ifeq ($(SAN),1)
-CFLAGS    += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+override CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS   += -fsanitize=address,undefined
 endif
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -I$(BUILD) -Wall -Werror
