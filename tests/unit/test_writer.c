@@ -165,6 +165,34 @@ TEST(flush_merges_sorted_runs)
 	strcpy(path, "/tmp/precord-test-writer.XXXXXX");
 }
 
+TEST(flush_in_order_queue_in_place)
+{
+	struct perfdata_writer *w = new_writer();
+	struct perf_file_header h;
+	size_t len;
+	__u8 *f;
+
+	CHECK_EQ(perfdata_writer__begin(w), 0);
+	queue_sample(w, 10);
+	queue_sample(w, 20);
+	queue_sample(w, 30);
+	CHECK_EQ(perfdata_writer__flush(w, 20), 0);	/* 30 stays */
+	queue_sample(w, 40);
+	perfdata_writer__set_rounds(w, true);
+	CHECK_EQ(perfdata_writer__flush(w, ~0ULL), 0);
+	f = slurp(&len);
+	memcpy(&h, f, sizeof(h));
+	CHECK_EQ(h.data.size, 4 * 56 + 8);
+	for (int i = 0; i < 4; i++)
+		CHECK_EQ(*(__u64 *)(f + h.data.offset + i * 56 + 32), 10 * (i + 1));
+	CHECK_EQ(((struct perf_event_header *)(f + h.data.offset + 4 * 56))->type,
+		 PERF_RECORD_FINISHED_ROUND);
+	free(f);
+	perfdata_writer__free(w);
+	unlink(path);
+	strcpy(path, "/tmp/precord-test-writer.XXXXXX");
+}
+
 TEST(queue_rejects_bad_sizes)
 {
 	struct perfdata_writer *w = new_writer();
@@ -224,6 +252,7 @@ int main(void)
 	RUN(layout_ids_attrs_data);
 	RUN(flush_sorts_holds_back_and_rewrites_header);
 	RUN(flush_merges_sorted_runs);
+	RUN(flush_in_order_queue_in_place);
 	RUN(queue_rejects_bad_sizes);
 	RUN(finish_writes_feature_table_at_end_of_data);
 	return HARNESS_DONE();

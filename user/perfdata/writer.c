@@ -293,6 +293,41 @@ void perfdata_writer__set_rounds(struct perfdata_writer *w, bool on)
 	w->rounds = on;
 }
 
+/* Records arrived in time order: the ones to write are a prefix of qdata,
+ * written from there; the rest moves to the front. */
+static int flush_in_place(struct perfdata_writer *w, __u64 upto)
+{
+	size_t n = 0, bytes, i;
+	int err;
+
+	while (n < w->nq && w->q[n].time <= upto)
+		n++;
+	bytes = n < w->nq ? w->q[n].off : w->qdata.len;
+	if (bytes) {
+		err = write_data(w, w->qdata.data, bytes);
+		if (err)
+			return err;
+	}
+	memmove(w->qdata.data, w->qdata.data + bytes, w->qdata.len - bytes);
+	w->qdata.len -= bytes;
+	for (i = n; i < w->nq; i++) {
+		w->q[i - n] = w->q[i];
+		w->q[i - n].off -= bytes;
+	}
+	w->nq -= n;
+	if (n && w->rounds) {
+		struct pbuf *b = &w->out;
+
+		pbuf_reset(b);
+		err = perfdata_encode_finished_round(b);
+		if (!err)
+			err = write_data(w, b->data, b->len);
+		if (err)
+			return err;
+	}
+	return write_header(w);
+}
+
 int perfdata_writer__flush(struct perfdata_writer *w, __u64 upto)
 {
 	struct pbuf *b = &w->out;
@@ -302,8 +337,9 @@ int perfdata_writer__flush(struct perfdata_writer *w, __u64 upto)
 
 	if (!w->begun)
 		return -EINVAL;
-	if (w->nq && !w->q_sorted)
-		sort_queue(w);
+	if (w->q_sorted)
+		return flush_in_place(w, upto);
+	sort_queue(w);
 	w->q_sorted = true;	/* what stays queued stays in order */
 	pbuf_reset(b);
 	pbuf_reset(&keep);
