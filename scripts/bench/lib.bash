@@ -1,0 +1,62 @@
+# Sourced by the benchmarks in scripts/bench/ (record.sh, trace.sh,
+# jit.sh) once they have changed to the top of the tree: what they share
+# in bash.  Their Python drivers (scripts/bench/NAME.py) share
+# scripts/bench/benchlib.py, and the C launcher is scripts/bench/launch.c.
+# Named .bash, not .sh: run.sh runs every scripts/bench/*.sh as a bench.
+
+root=$PWD
+bench=$(basename "$0")		# record.sh, ...: the prefix of every message
+benchdir=$root/scripts/bench
+
+die() { echo "$bench: $*" >&2; exit 1; }
+
+# need_root WHY: die unless running as root.
+need_root() { [ "$(id -u)" = 0 ] || die "must run as root ($1)"; }
+
+# need_tools TOOL...: die unless every TOOL is on PATH.
+need_tools() {
+	local t
+	for t in "$@"; do
+		command -v "$t" >/dev/null || die "$t is not installed (scripts/deps.sh installs it)"
+	done
+}
+
+# bench_setup: $tmp, a fresh temporary directory removed on exit (after
+# the bench's own bench_cleanup, if it defines one) with an empty
+# $tmp/perfconfig and a $tmp/home; exits 130 on SIGINT, SIGTERM and
+# SIGHUP (the EXIT trap still runs).  $out: BENCH_OUT, or build/bench,
+# created.
+bench_setup() {
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/precord-bench-${bench%.sh}.XXXXXX") || die "mktemp failed"
+	trap bench_exit EXIT
+	trap 'exit 130' INT TERM HUP
+	mkdir -p "$tmp/home" || die "cannot create $tmp/home"
+	: >"$tmp/perfconfig"
+	out=${BENCH_OUT:-$root/build/bench}
+	mkdir -p "$out" || die "cannot create $out"
+}
+
+bench_exit() {
+	if declare -F bench_cleanup >/dev/null; then
+		bench_cleanup
+	fi
+	rm -rf "$tmp"
+}
+
+# bench_env: HOME and PERF_CONFIG in $tmp for every tool the bench runs.
+bench_env() {
+	export HOME=$tmp/home PERF_CONFIG=$tmp/perfconfig LC_ALL=C PAGER=cat
+	unset PERF_BUILDID_DIR
+}
+
+# build_launcher: $tmp/launch from launch.c (see there).
+build_launcher() {
+	"${CC:-cc}" -O2 -Wall -o "$tmp/launch" "$benchdir/launch.c" || die "cannot build the launcher"
+}
+
+# run_driver ARG...: the bench's Python driver, scripts/bench/NAME.py, with
+# the top of the tree, $tmp, $out and ARGs as its arguments (-B: no
+# __pycache__ in the tree).  Its exit status is the bench's.
+run_driver() {
+	python3 -B "$benchdir/${bench%.sh}.py" "$root" "$tmp" "$out" "$@"
+}
