@@ -36,6 +36,7 @@
 #include "record/synth.h"
 #include "record/target.h"
 #include "sample.skel.h"
+#include "util/array.h"
 #include "util/log.h"
 
 static volatile sig_atomic_t stop_signal;
@@ -443,9 +444,56 @@ static int report_drops(struct session *s, __u64 time)
 	return perfdata_writer__queue(s->w, time, s->rec.data, s->rec.len);
 }
 
+/*
+ * Side-band records come from one ring per CPU: a FORK on one CPU and the
+ * child's exec MMAP2s on another would be seen in ring order, child first,
+ * and dropped as not yet a target.  They are gathered from every ring and
+ * handled in time order.
+ */
+struct sb_entry {
+	__u64 time;
+	size_t off;
+};
+
+static int gather_sideband(void *ctx, const struct perf_event_header *h)
+{
+	struct session *s = ctx;
+	__u64 time = 0;
+
+	if (h->size >= sizeof(*h) + PREC_SAMPLE_ID_SIZE)
+		memcpy(&time, (const __u8 *)h + h->size - PREC_SAMPLE_ID_SIZE + 8, 8);
+	if (ARRAY_GROW(s->sbq, s->sbq_cap, s->sbq_n + 1))
+		return -ENOMEM;
+	s->sbq[s->sbq_n++] = (struct sb_entry){ time, s->sbbuf.len };
+	return pbuf_put(&s->sbbuf, h, h->size);
+}
+
+static int cmp_sb_entry(const void *a, const void *b)
+{
+	const struct sb_entry *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;	/* stable */
+}
+
+static int drain_sideband(struct session *s)
+{
+	int err = sideband__drain(&s->sb, gather_sideband, s);
+
+	if (err >= 0 && s->sbq_n) {
+		qsort(s->sbq, s->sbq_n, sizeof(*s->sbq), cmp_sb_entry);
+		for (size_t i = 0; err >= 0 && i < s->sbq_n; i++)
+			err = convert_sideband_record(s, (const void *)(s->sbbuf.data + s->sbq[i].off));
+	}
+	s->sbq_n = 0;
+	pbuf_reset(&s->sbbuf);
+	return err;
+}
+
 static int drain(struct session *s)
 {
-	int err = sideband__drain(&s->sb, convert_sideband_record, s);
+	int err = drain_sideband(s);
 
 	if (err >= 0)
 		err = ring_buffer__consume(s->rb);
@@ -597,6 +645,8 @@ static void teardown(struct session *s)
 	pbuf_free(&s->rec);
 	free(s->out_path);
 	free(s->cache_dir);
+	free(s->sbq);
+	pbuf_free(&s->sbbuf);
 }
 
 static void print_summary(struct session *s)

@@ -19,6 +19,7 @@ struct perfdata_writer;
 struct dso_table;
 struct trace_session;
 struct jit_glue;
+struct sb_entry;
 
 struct session {
 	const struct prec_opts *o;
@@ -34,6 +35,9 @@ struct session {
 	struct jit_glue *jit;		/* jit_glue.c */
 	char *cache_dir;		/* build-id cache, NULL: none */
 	struct pbuf rec;		/* scratch for one encoded record */
+	struct sb_entry *sbq;		/* side-band records of one drain, by time */
+	size_t sbq_n, sbq_cap;
+	struct pbuf sbbuf;
 	struct tidset targets;		/* tgids (or tids with -t) recorded */
 	bool sampling;
 	bool all;			/* -a */
