@@ -8,8 +8,11 @@
 #ifndef PRECORD_TEST_HARNESS_H
 #define PRECORD_TEST_HARNESS_H
 
+#include <ftw.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int harness_failed_checks;
 static int harness_tests, harness_failed_tests;
@@ -58,6 +61,35 @@ static int harness_tests, harness_failed_tests;
 			printf("ok %d - %s\n", harness_tests, #name);	\
 		}							\
 	} while (0)
+
+/* Tests that need files make one temporary directory (mkdtemp template
+ * in dir) and remove it, whatever is in it, when they are done. */
+static int harness_rm_one(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st; (void)flag; (void)f;
+	return remove(path);
+}
+
+static inline int harness_rmtree(const char *dir)
+{
+	return nftw(dir, harness_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Run the tests with a temporary directory: returns main's exit status. */
+#define HARNESS_WITH_TMPDIR(dir, body)					\
+	({								\
+		int _rc;						\
+		if (!mkdtemp(dir)) {					\
+			perror("mkdtemp");				\
+			_rc = 1;					\
+		} else {						\
+			body;						\
+			_rc = HARNESS_DONE();				\
+			if (harness_rmtree(dir))			\
+				_rc = 1;				\
+		}							\
+		_rc;							\
+	})
 
 #define HARNESS_DONE()							\
 	(printf("1..%d\n", harness_tests), harness_failed_tests ? 1 : 0)

@@ -600,27 +600,19 @@ TEST(hostile_prefixes_and_flips)
 
 int main(void)
 {
-	char cmd[512];
-	int rc;
-
 	log_verbosity = -1;		/* the bad files warn by design */
-	if (!mkdtemp(tmpdir))
-		return perror("mkdtemp"), 1;
-	RUN(header_both_orders);
-	RUN(header_refusals);
-	RUN(records_native);
-	RUN(records_swapped);
-	RUN(debug_info2_both_orders);
-	RUN(debug_info2_bad);
-	RUN(corrupt_records);
-	RUN(reader_incremental);
-	RUN(reader_big_header_and_big_records);
-	RUN(reader_corrupt_keeps_good);
-	RUN(reader_refuses);
-	RUN(hostile_prefixes_and_flips);
-	rc = HARNESS_DONE();
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	if (system(cmd))
-		return 1;
-	return rc;
+	return HARNESS_WITH_TMPDIR(tmpdir, {
+		RUN(header_both_orders);
+		RUN(header_refusals);
+		RUN(records_native);
+		RUN(records_swapped);
+		RUN(debug_info2_both_orders);
+		RUN(debug_info2_bad);
+		RUN(corrupt_records);
+		RUN(reader_incremental);
+		RUN(reader_big_header_and_big_records);
+		RUN(reader_corrupt_keeps_good);
+		RUN(reader_refuses);
+		RUN(hostile_prefixes_and_flips);
+	});
 }

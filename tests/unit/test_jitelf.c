@@ -696,22 +696,14 @@ TEST(hash_and_leb)
 
 int main(void)
 {
-	char cmd[512];
-	int rc;
-
 	log_verbosity = -1;
-	if (!mkdtemp(tmpdir))
-		return perror("mkdtemp"), 1;
-	RUN(image_layout_and_symbols);
-	RUN(build_id_is_a_content_hash);
-	RUN(debug_line_rows);
-	RUN(debug_info_inline_tree);
-	RUN(eh_frame_relocated);
-	RUN(hostile_inputs);
-	RUN(hash_and_leb);
-	rc = HARNESS_DONE();
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	if (system(cmd))
-		return 1;
-	return rc;
+	return HARNESS_WITH_TMPDIR(tmpdir, {
+		RUN(image_layout_and_symbols);
+		RUN(build_id_is_a_content_hash);
+		RUN(debug_line_rows);
+		RUN(debug_info_inline_tree);
+		RUN(eh_frame_relocated);
+		RUN(hostile_inputs);
+		RUN(hash_and_leb);
+	});
 }

@@ -521,24 +521,16 @@ TEST(hostile_dumps)
 
 int main(void)
 {
-	char cmd[512];
-	int rc;
-
 	log_verbosity = -1;
-	if (!mkdtemp(tmpdir))
-		return perror("mkdtemp"), 1;
-	RUN(rich_dump_both_orders_same_image);
-	RUN(v8_debug_bias);
-	RUN(perf_map_times_and_final_line);
-	RUN(live_dump_incremental);
-	RUN(truncated_and_corrupt_dumps);
-	RUN(output_directory_rules);
-	RUN(many_functions_few_images);
-	RUN(images_split_at_the_cap);
-	RUN(hostile_dumps);
-	rc = HARNESS_DONE();
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	if (system(cmd))
-		return 1;
-	return rc;
+	return HARNESS_WITH_TMPDIR(tmpdir, {
+		RUN(rich_dump_both_orders_same_image);
+		RUN(v8_debug_bias);
+		RUN(perf_map_times_and_final_line);
+		RUN(live_dump_incremental);
+		RUN(truncated_and_corrupt_dumps);
+		RUN(output_directory_rules);
+		RUN(many_functions_few_images);
+		RUN(images_split_at_the_cap);
+		RUN(hostile_dumps);
+	});
 }

@@ -184,21 +184,13 @@ TEST(hostile_bytes)
 
 int main(void)
 {
-	char cmd[512];
-	int rc;
-
 	log_verbosity = -1;
-	if (!mkdtemp(tmpdir))
-		return perror("mkdtemp"), 1;
-	RUN(parse_good);
-	RUN(parse_junk);
-	RUN(reader_incremental_and_final_line);
-	RUN(reader_long_lines_and_many);
-	RUN(reader_refuses_non_files);
-	RUN(hostile_bytes);
-	rc = HARNESS_DONE();
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	if (system(cmd))
-		return 1;
-	return rc;
+	return HARNESS_WITH_TMPDIR(tmpdir, {
+		RUN(parse_good);
+		RUN(parse_junk);
+		RUN(reader_incremental_and_final_line);
+		RUN(reader_long_lines_and_many);
+		RUN(reader_refuses_non_files);
+		RUN(hostile_bytes);
+	});
 }
