@@ -43,6 +43,19 @@ check_calls() {
 	lint x.data --require EVENT_DESC
 }
 
+@test "both attach paths (uprobe_multi links, one uprobe per function) give the same calls" {
+	# Linux 6.6+ takes uprobe_multi links; PRECORD_UPROBE_MULTI=0 forces the
+	# path older kernels take.  -vv says which one was used.
+	run "$PRECORD" -vv --trace "$TR:*er" -o m.data -- "$TR" 3 7
+	[ "$status" -eq 0 ]
+	grep -q "attached (uprobe_multi links)" <<<"$output"
+	check_calls m.data 3 7
+	PRECORD_UPROBE_MULTI=0 run "$PRECORD" -vv --trace "$TR:*er" -o p.data -- "$TR" 3 7
+	[ "$status" -eq 0 ]
+	grep -q "4 uprobes and uretprobes attached (one link each)" <<<"$output"
+	check_calls p.data 3 7
+}
+
 @test "--trace on a running process (-p), from the moment tracing started" {
 	"$TR" 4 9 wait > tracee.out &
 	tpid=$!

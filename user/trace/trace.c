@@ -24,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/perf_event.h>
@@ -59,8 +60,11 @@ struct trace_session {
 	char *xray_out;
 	struct trace_syms syms;
 	struct trace_bpf *skel;
-	struct bpf_link **links;
+	struct bpf_link **links;	/* per-function uprobes (fallback) */
 	size_t nr_links;
+	int *multi_fds;			/* uprobe_multi links: 2 per binary */
+	size_t nr_multi;
+	size_t nr_probes;		/* uprobes + uretprobes attached */
 	struct ring_buffer *rb;
 	int nr_cpus;
 	void *pcpu;		/* per-CPU values of trace_cpu */
@@ -269,6 +273,105 @@ static int on_ring(void *ctx, void *data, size_t size)
 	return ret;			/* -ENOMEM stops too */
 }
 
+/*
+ * uprobe_multi links (Linux 6.6+): one link attaches the entry program to
+ * every traced function of a binary, another the return program.  Besides
+ * taking 2 bpf() calls per binary instead of 2 perf_event_open() + 2 links
+ * per function, a hit goes to the program without the perf trace-event
+ * layer (~7 ns less per hit here).  libbpf 1.1 (Debian 12) predates
+ * bpf_program__attach_uprobe_multi() and its headers predate the
+ * attribute, so the link is made with the bpf() call and the layout of
+ * BPF_LINK_CREATE's attribute for this attach type, written out here.
+ */
+#define UPROBE_MULTI_ATTACH	48	/* BPF_TRACE_UPROBE_MULTI */
+#define UPROBE_MULTI_RETURN	1u	/* BPF_F_UPROBE_MULTI_RETURN */
+
+struct uprobe_multi_attr {
+	__u32 prog_fd;
+	__u32 target_fd;
+	__u32 attach_type;
+	__u32 flags;
+	__aligned_u64 path;
+	__aligned_u64 offsets;
+	__aligned_u64 ref_ctr_offsets;
+	__aligned_u64 cookies;
+	__u32 cnt;
+	__u32 multi_flags;
+	__u32 pid;
+};
+
+static void detach(struct trace_session *t);
+
+static bool multi_wanted(void)
+{
+	const char *e = getenv("PRECORD_UPROBE_MULTI");
+
+	return !e || strcmp(e, "0") != 0;
+}
+
+static int link_multi(int prog_fd, const char *path, const __u64 *offsets,
+		      const __u64 *cookies, __u32 cnt, bool ret)
+{
+	struct uprobe_multi_attr a;
+	long fd;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_fd = (__u32)prog_fd;
+	a.attach_type = UPROBE_MULTI_ATTACH;
+	a.path = (__u64)(uintptr_t)path;
+	a.offsets = (__u64)(uintptr_t)offsets;
+	a.cookies = (__u64)(uintptr_t)cookies;
+	a.cnt = cnt;
+	a.multi_flags = ret ? UPROBE_MULTI_RETURN : 0;
+	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
+	return fd < 0 ? -errno : (int)fd;
+}
+
+static int attach_multi(struct trace_session *t)
+{
+	size_t nr = t->syms.nr_funcs, b, i;
+	__u64 *offsets, *cookies;
+	int err = 0, k;
+
+	t->multi_fds = calloc(2 * t->syms.nr_binaries, sizeof(*t->multi_fds));
+	offsets = calloc(nr, sizeof(*offsets));
+	cookies = calloc(nr, sizeof(*cookies));
+	if (!t->multi_fds || !offsets || !cookies) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (b = 0; b < t->syms.nr_binaries && !err; b++) {
+		__u32 cnt = 0;
+
+		for (i = 0; i < nr; i++) {
+			const struct trace_func *f = &t->syms.funcs[i];
+
+			if (f->binary != b)
+				continue;
+			offsets[cnt] = f->file_off;
+			cookies[cnt++] = PREC_TRACE_COOKIE(f->id, f->binary, f->file_off);
+		}
+		for (k = 0; k < 2 && cnt && !err; k++) {
+			int fd = link_multi(bpf_program__fd(k ? t->skel->progs.trace_exit
+							       : t->skel->progs.trace_entry),
+					    t->syms.binaries[b].path, offsets, cookies, cnt, k == 1);
+
+			if (fd < 0) {
+				err = fd;
+				pr_debug("trace: uprobe_multi link for %s: %s",
+					 t->syms.binaries[b].path, strerror(-err));
+			} else {
+				t->multi_fds[t->nr_multi++] = fd;
+				t->nr_probes += cnt;
+			}
+		}
+	}
+out:
+	free(offsets);
+	free(cookies);
+	return err;
+}
+
 static int attach_probes(struct trace_session *t)
 {
 	size_t i;
@@ -303,13 +406,40 @@ static int attach_probes(struct trace_session *t)
 				return err;
 			}
 			t->links[t->nr_links++] = l;
+			t->nr_probes++;
 		}
 	}
 	return 0;
 }
 
+static int load_programs(struct trace_session *t, int filter_mode, int targets_map_fd,
+			 bool multi)
+{
+	int err;
+
+	t->skel = trace_bpf__open();
+	if (!t->skel) {
+		err = -errno;
+		pr_err("trace: cannot open the BPF object: %s", strerror(-err));
+		return err;
+	}
+	t->skel->rodata->filter_mode = (__u32)filter_mode;
+	t->skel->rodata->nr_args = (__u32)t->nr_args;
+	err = bpf_map__set_max_entries(t->skel->maps.trace_events, (__u32)ring_size(t->nr_cpus));
+	if (!err && targets_map_fd >= 0)
+		err = bpf_map__reuse_fd(t->skel->maps.targets, targets_map_fd);
+	if (!err && multi)
+		err = bpf_program__set_expected_attach_type(t->skel->progs.trace_entry,
+							    UPROBE_MULTI_ATTACH);
+	if (!err && multi)
+		err = bpf_program__set_expected_attach_type(t->skel->progs.trace_exit,
+							    UPROBE_MULTI_ATTACH);
+	return err ? err : trace_bpf__load(t->skel);
+}
+
 int trace_session__attach(struct trace_session *t, int targets_map_fd, int filter_mode)
 {
+	bool multi;
 	int err;
 
 	if (!t->syms.nr_funcs || t->skel)
@@ -323,22 +453,36 @@ int trace_session__attach(struct trace_session *t, int targets_map_fd, int filte
 	t->pcpu = calloc((size_t)t->nr_cpus, t->pcpu_stride);
 	if (!t->pcpu)
 		return -ENOMEM;
-	t->skel = trace_bpf__open();
-	if (!t->skel) {
-		err = -errno;
-		pr_err("trace: cannot open the BPF object: %s", strerror(-err));
-		return err;
+	multi = multi_wanted();
+	err = load_programs(t, filter_mode, targets_map_fd, multi);
+	if (!err && multi) {
+		err = attach_multi(t);
+		if (err) {	/* an older kernel: one uprobe per function */
+			pr_debug("trace: no uprobe_multi links (%s); attaching uprobes one by one",
+				 strerror(-err));
+			detach(t);
+			t->nr_probes = 0;
+			trace_bpf__destroy(t->skel);
+			t->skel = NULL;
+			multi = false;
+			err = load_programs(t, filter_mode, targets_map_fd, false);
+		}
+	} else if (err && multi) {
+		pr_debug("trace: cannot load for uprobe_multi (%s); trying plain uprobes",
+			 strerror(-err));
+		trace_bpf__destroy(t->skel);
+		t->skel = NULL;
+		multi = false;
+		err = load_programs(t, filter_mode, targets_map_fd, false);
 	}
-	t->skel->rodata->filter_mode = (__u32)filter_mode;
-	t->skel->rodata->nr_args = (__u32)t->nr_args;
-	err = bpf_map__set_max_entries(t->skel->maps.trace_events, (__u32)ring_size(t->nr_cpus));
-	if (!err && targets_map_fd >= 0)
-		err = bpf_map__reuse_fd(t->skel->maps.targets, targets_map_fd);
-	if (!err)
-		err = trace_bpf__load(t->skel);
 	if (err) {
 		pr_err("trace: cannot load the BPF programs: %s", strerror(-err));
 		return err;
+	}
+	if (!multi) {
+		err = attach_probes(t);
+		if (err)
+			return err;
 	}
 	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.trace_events), on_ring, t, NULL);
 	if (!t->rb) {
@@ -346,15 +490,13 @@ int trace_session__attach(struct trace_session *t, int targets_map_fd, int filte
 		pr_err("trace: cannot set up the ring buffer: %s", strerror(-err));
 		return err;
 	}
-	err = attach_probes(t);
-	if (err)
-		return err;
 	t->cpu_ok = calloc((size_t)t->nr_cpus, sizeof(*t->cpu_ok));
 	if (!t->cpu_ok)
 		return -ENOMEM;
 	for (int cpu = 0; cpu < t->nr_cpus; cpu++)
 		t->cpu_ok[cpu] = mono_ns();	/* no record is older */
-	pr_debug("trace: %zu uprobes and uretprobes attached", t->nr_links);
+	pr_debug("trace: %zu uprobes and uretprobes attached (%s)", t->nr_probes,
+		 multi ? "uprobe_multi links" : "one link each");
 	return 0;
 }
 
@@ -645,6 +787,9 @@ static void detach(struct trace_session *t)
 	for (i = 0; i < t->nr_links; i++)
 		bpf_link__destroy(t->links[i]);
 	t->nr_links = 0;
+	for (i = 0; i < t->nr_multi; i++)
+		close(t->multi_fds[i]);
+	t->nr_multi = 0;
 }
 
 int trace_session__finish(struct trace_session *t, struct perfdata_writer *w)
@@ -727,6 +872,7 @@ void trace_session__free(struct trace_session *t)
 		return;
 	detach(t);
 	free(t->links);
+	free(t->multi_fds);
 	ring_buffer__free(t->rb);
 	trace_bpf__destroy(t->skel);
 	for (i = 0; i < t->nr_specs; i++)
