@@ -19,6 +19,10 @@
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u32 nr_args = 0;	/* 0..PREC_TRACE_MAX_ARGS */
+/* Wake the reader only once this much waits in the ring buffer (it also
+ * polls with a timeout): a wake-up from here is an irq_work, a self-IPI
+ * in the traced thread's context.  Set by user space. */
+const volatile __u64 wakeup_bytes = 64 << 10;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -71,8 +75,9 @@ static __always_inline void send_block(struct prec_trace_cpu *st)
 	st->hdr.type = PREC_REC_TRACE_BLOCK;
 	st->hdr.size = sizeof(struct prec_trace_block) + len;
 	st->cpu = bpf_get_smp_processor_id();
-	if (bpf_ringbuf_output(&trace_events, &st->hdr,
-			       sizeof(struct prec_trace_block) + len, 0)) {
+	if (bpf_ringbuf_output(&trace_events, &st->hdr, sizeof(struct prec_trace_block) + len,
+			       bpf_ringbuf_query(&trace_events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
+			       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP)) {
 		st->lost_blocks++;
 		st->ring_lost += st->block_events;
 	} else {

@@ -489,8 +489,8 @@ TEST(calls_cpu_migration)
 	for (i = 0; i < s.n; i++)
 		xray_calls__push(c, &s.ev[i]);
 	CHECK_EQ(xray_calls__drain(c, 250, log_call, &l), 0);
-	CHECK(strstr(l.buf, "E7.1@0 E7.2@1 R7.2@1 ") != NULL);
-	CHECK(strstr(l.buf, "E8.2@0 R8.2@0 ") != NULL);
+	/* both threads, merged in time order */
+	CHECK(strcmp(l.buf, "E7.1@0 E7.2@1 E8.2@0 R8.2@0 R7.2@1 ") == 0);
 	CHECK_EQ(xray_calls__open_frames(c), 1);
 	CHECK_EQ(xray_calls__drain(c, ~0ULL, log_call, &l), 0);
 	CHECK(strstr(l.buf, "R7.1@0 ") != NULL);
@@ -512,13 +512,26 @@ TEST(calls_cpu_migration)
 	pbuf_free(&b1);
 }
 
+struct order_check {
+	__u64 last;
+	int bad;
+};
+
+static int check_order(void *ctx, const struct xray_call *c)
+{
+	struct order_check *o = ctx;
+
+	if (c->ev->time < o->last)
+		o->bad++;
+	o->last = c->ev->time;
+	return 0;
+}
+
 TEST(calls_many_threads)
 {
-	struct call_log l = { .len = 0 };
 	struct xray_calls *c = xray_calls__new();
 	__u32 t;
 
-	l.c = c;
 	for (t = 1; t <= 1000; t++) {
 		struct xray_event a = ev(t, 1, PREC_XRAY_ENTER, t, 0);
 		struct xray_event b = ev(t, 1, PREC_XRAY_EXIT, t + 10, 0);
@@ -526,13 +539,76 @@ TEST(calls_many_threads)
 		CHECK_EQ(xray_calls__push(c, &b), 0);	/* out of order */
 		CHECK_EQ(xray_calls__push(c, &a), 0);
 	}
-	l.len = sizeof(l.buf) - 1;	/* don't log */
-	CHECK_EQ(xray_calls__drain(c, ~0ULL, log_call, &l), 0);
+	{
+		struct order_check o = { 0, 0 };
+
+		/* delivered in time order across the threads */
+		CHECK_EQ(xray_calls__drain(c, ~0ULL, check_order, &o), 0);
+		CHECK_EQ(o.bad, 0);
+	}
 	CHECK_EQ(xray_calls__stats(c)->returns, 1000);
 	CHECK_EQ(xray_calls__stats(c)->orphans, 0);
 	CHECK_EQ(xray_calls__open_frames(c), 0);
 	xray_calls__free(c);
 	xray_calls__free(NULL);
+}
+
+/* Arguments and load biases survive queueing: across partial drains, an
+ * out-of-order (sorted) queue, and the reclaiming of drained extras. */
+struct arg_check {
+	__u64 next;		/* entries seen */
+	int bad;
+};
+
+static int check_args(void *ctx, const struct xray_call *c)
+{
+	struct arg_check *a = ctx;
+	const struct xray_event *e = c->ev;
+
+	if (c->kind != XRAY_CALL_ENTRY)
+		return 0;
+	/* entry k (time 10k) has k % 3 arguments k, k+1, ... and bias k << 12
+	 * when k % 5 == 0 */
+	if (e->time != 10 * a->next || e->nr_args != a->next % 3 ||
+	    e->has_bias != (a->next % 5 == 0) || e->bias != (e->has_bias ? a->next << 12 : 0))
+		a->bad++;
+	for (unsigned int i = 0; i < e->nr_args; i++)
+		if (e->args[i] != a->next + i)
+			a->bad++;
+	a->next++;
+	return 0;
+}
+
+TEST(calls_keep_args_and_bias)
+{
+	struct xray_calls *c = xray_calls__new();
+	struct arg_check a = { 0, 0 };
+	__u64 k, pushed = 0;
+
+	for (int round = 0; round < 20; round++) {
+		/* 100 entries per round, pushed in pairs swapped (unsorted) */
+		for (k = pushed; k < pushed + 100; k += 2) {
+			for (int j = 1; j >= 0; j--) {
+				__u64 n = k + (__u64)j;
+				struct xray_event e = ev(3, 1, PREC_XRAY_ENTER, 10 * n, 0);
+
+				e.nr_args = (__u8)(n % 3);
+				for (unsigned int i = 0; i < e.nr_args; i++)
+					e.args[i] = n + i;
+				e.has_bias = n % 5 == 0;
+				e.bias = e.has_bias ? n << 12 : 0;
+				CHECK_EQ(xray_calls__push(c, &e), 0);
+			}
+		}
+		pushed += 100;
+		/* drain all but the last 30 */
+		CHECK_EQ(xray_calls__drain(c, 10 * (pushed - 30) - 1, check_args, &a), 0);
+		CHECK_EQ(a.next, pushed - 30);
+	}
+	CHECK_EQ(xray_calls__drain(c, ~0ULL, check_args, &a), 0);
+	CHECK_EQ(a.next, pushed);
+	CHECK_EQ(a.bad, 0);
+	xray_calls__free(c);
 }
 
 int main(void)
@@ -547,5 +623,6 @@ int main(void)
 	RUN(calls_recursion_orphans_unwinding);
 	RUN(calls_cpu_migration);
 	RUN(calls_many_threads);
+	RUN(calls_keep_args_and_bias);
 	return HARNESS_DONE();
 }

@@ -48,6 +48,10 @@ struct perfdata_writer {
 	bool q_sorted;		/* queued in time order so far: no sort needed */
 	__u64 seq;
 	struct pbuf out;	/* scratch for one flush */
+	struct queued *tmp;	/* merge scratch, kept between flushes */
+	size_t tmp_cap;
+	size_t *runs;
+	size_t runs_cap;
 	__u64 features[4];
 };
 
@@ -74,6 +78,8 @@ void perfdata_writer__free(struct perfdata_writer *w)
 	}
 	free(w->evsels);
 	free(w->q);
+	free(w->tmp);
+	free(w->runs);
 	pbuf_free(&w->qdata);
 	pbuf_free(&w->qspare);
 	pbuf_free(&w->out);
@@ -206,22 +212,34 @@ int perfdata_writer__append(struct perfdata_writer *w, const void *rec, size_t s
 	return write_data(w, rec, size);
 }
 
-int perfdata_writer__queue(struct perfdata_writer *w, __u64 time, const void *rec, size_t size)
+void *perfdata_writer__queue_space(struct perfdata_writer *w, __u64 time, size_t size)
 {
+	void *p;
+
 	if (size < sizeof(struct perf_event_header) || size > 0xffff || (size & 7))
-		return -EINVAL;
-	if (ARRAY_GROW(w->q, w->q_cap, w->nq + 1))
-		return -ENOMEM;
+		return NULL;
+	if (ARRAY_GROW(w->q, w->q_cap, w->nq + 1) || pbuf_reserve(&w->qdata, size)) {
+		w->qdata.err = 0;
+		return NULL;
+	}
 	if (w->nq && time < w->q[w->nq - 1].time)
 		w->q_sorted = false;
-	w->q[w->nq] = (struct queued){
+	w->q[w->nq++] = (struct queued){
 		.time = time, .seq = w->seq++, .off = w->qdata.len, .size = (__u32)size,
 	};
-	if (pbuf_put(&w->qdata, rec, size)) {
-		w->qdata.err = 0;
-		return -ENOMEM;
-	}
-	w->nq++;
+	p = w->qdata.data + w->qdata.len;
+	w->qdata.len += size;
+	return p;
+}
+
+int perfdata_writer__queue(struct perfdata_writer *w, __u64 time, const void *rec, size_t size)
+{
+	void *p = perfdata_writer__queue_space(w, time, size);
+
+	if (!p)
+		return size < sizeof(struct perf_event_header) || size > 0xffff || (size & 7) ?
+		       -EINVAL : -ENOMEM;
+	memcpy(p, rec, size);
 	return 0;
 }
 
@@ -248,14 +266,13 @@ static int sort_queue(struct perfdata_writer *w)
 		nruns += cmp_queued(&w->q[i - 1], &w->q[i]) > 0;
 	if (nruns == 1)
 		return 0;
-	runs = malloc((nruns + 1) * sizeof(*runs));
-	tmp = malloc(n * sizeof(*tmp));
-	if (!runs || !tmp || nruns > n / 8) {
-		free(runs);
-		free(tmp);
+	if (nruns > n / 8 || ARRAY_GROW(w->runs, w->runs_cap, nruns + 1) ||
+	    ARRAY_GROW(w->tmp, w->tmp_cap, n)) {
 		qsort(w->q, n, sizeof(*w->q), cmp_queued);
 		return 0;
 	}
+	runs = w->runs;
+	tmp = w->tmp;
 	runs[0] = 0;
 	for (i = 1, nruns = 1; i < n; i++)
 		if (cmp_queued(&w->q[i - 1], &w->q[i]) > 0)
@@ -283,8 +300,6 @@ static int sort_queue(struct perfdata_writer *w)
 		nruns = out;
 		memcpy(w->q, tmp, n * sizeof(*tmp));
 	}
-	free(runs);
-	free(tmp);
 	return 0;
 }
 

@@ -40,6 +40,10 @@ int perfdata_writer__append(struct perfdata_writer *w, const void *rec, size_t s
  * time order (stable for equal times). */
 int perfdata_writer__queue(struct perfdata_writer *w, __u64 time,
 			   const void *rec, size_t size);
+/* The same without a copy: room for a record of size bytes (a multiple
+ * of 8, at least a header, at most 64 KiB - 8) that the caller fills in
+ * before the next writer call.  NULL: bad size, or no memory. */
+void *perfdata_writer__queue_space(struct perfdata_writer *w, __u64 time, size_t size);
 /* Write queued records with time <= upto, then (if rounds are on) a
  * FINISHED_ROUND, then rewrite the header.  upto = ~0ULL writes all. */
 int perfdata_writer__flush(struct perfdata_writer *w, __u64 upto);

@@ -9,9 +9,11 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "trace/xray.h"
+#include "util/array.h"
 
 static __u64 le_get(const __u8 *p, int n)
 {
@@ -234,10 +236,32 @@ int xray_parse_ring_block(const void *rec, size_t size, struct prec_trace_block 
 #define MAX_DEPTH	65536	/* frames kept per thread */
 #define MAX_SEARCH	1024	/* frames an exit looks through for its entry */
 
+/*
+ * A queued event, compact (32 bytes: the events of ~100 ms of tracing sit
+ * here until their flush round completes).  The rarely present parts
+ * (arguments, a load bias) go to the thread's extras.
+ */
 struct queued {
-	struct xray_event ev;
-	__u64 seq;
+	__u64 time;
+	__u32 seq;		/* push order (wraps; compared as a difference) */
+	__u32 func_id;
+	__u32 pid;
+	__u32 extra;		/* index in thread.extra, or NO_EXTRA */
+	__u16 cpu;
+	__u8 action;
+	__u8 nr_args;
+	__u8 has_bias;
+	__u8 bias_slot;
 };
+
+#define NO_EXTRA	UINT32_MAX
+
+struct extra {
+	__u64 bias;
+	__u64 args[PREC_TRACE_MAX_ARGS];
+};
+
+_Static_assert(sizeof(struct queued) == 32, "struct queued is meant to stay small");
 
 struct thread {
 	__u32 tid;
@@ -247,8 +271,11 @@ struct thread {
 	__u64 done_time;	/* time of the last processed event */
 	struct queued *q;
 	size_t nq, q_cap;
+	struct extra *extra;	/* compacted when the queue empties or grows */
+	size_t nx, x_cap, x_live;
 	struct xray_frame *stack;
 	size_t depth, s_cap;
+	size_t head, end;	/* during a drain: next event, end of the drainable */
 };
 
 struct xray_calls {
@@ -256,6 +283,8 @@ struct xray_calls {
 	size_t cap, used;
 	__u64 seq;
 	struct xray_frame *cur;	/* frame of the ENTRY being delivered */
+	struct thread **heap;	/* drain's merge */
+	size_t heap_cap;
 	struct xray_calls_stats st;
 };
 
@@ -283,9 +312,11 @@ void xray_calls__free(struct xray_calls *c)
 		return;
 	for (i = 0; i < c->cap; i++) {
 		free(c->tab[i].q);
+		free(c->tab[i].extra);
 		free(c->tab[i].stack);
 	}
 	free(c->tab);
+	free(c->heap);
 	free(c);
 }
 
@@ -353,18 +384,63 @@ static int grow_array(void **p, size_t *cap, size_t n, size_t sz)
 	return 0;
 }
 
+/* Move the extras still referenced to the front of the array. */
+static void compact_extras(struct thread *t)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < t->nq; i++) {
+		struct queued *q = &t->q[i];
+
+		if (q->extra == NO_EXTRA)
+			continue;
+		if (q->extra != n)
+			t->extra[n] = t->extra[q->extra];
+		q->extra = (__u32)n++;
+	}
+	t->nx = n;
+	t->x_live = n;
+}
+
 int xray_calls__push(struct xray_calls *c, const struct xray_event *ev)
 {
 	struct thread *t = get_thread(c, ev->tid);
+	bool extra = ev->has_bias || ev->nr_args;
 	struct queued *q;
 
 	if (!t || grow_array((void **)&t->q, &t->q_cap, t->nq + 1, sizeof(*t->q)))
 		return -ENOMEM;
-	if (t->nq && ev->time < t->q[t->nq - 1].ev.time)
+	if (extra) {
+		/* Extras of drained events are dead: reclaim them when they
+		 * outnumber the live ones (queue order may differ from push
+		 * order after a sort, so they are not simply a prefix). */
+		if (t->nx >= 64 && t->x_live < t->nx / 2)
+			compact_extras(t);
+		if (t->nx >= NO_EXTRA ||
+		    grow_array((void **)&t->extra, &t->x_cap, t->nx + 1, sizeof(*t->extra)))
+			return -ENOMEM;
+	}
+	if (t->nq && ev->time < t->q[t->nq - 1].time)
 		t->sorted = false;
 	q = &t->q[t->nq++];
-	q->ev = *ev;
-	q->seq = c->seq++;
+	q->time = ev->time;
+	q->seq = (__u32)c->seq++;
+	q->func_id = ev->func_id;
+	q->pid = ev->pid;
+	q->cpu = (__u16)ev->cpu;
+	q->action = ev->action;
+	q->nr_args = ev->nr_args > PREC_TRACE_MAX_ARGS ? PREC_TRACE_MAX_ARGS : ev->nr_args;
+	q->has_bias = ev->has_bias;
+	q->bias_slot = ev->bias_slot;
+	q->extra = NO_EXTRA;
+	if (extra) {
+		struct extra *x = &t->extra[t->nx];
+
+		x->bias = ev->bias;
+		memcpy(x->args, ev->args, q->nr_args * sizeof(x->args[0]));
+		q->extra = (__u32)t->nx++;
+		t->x_live++;
+	}
 	c->st.events++;
 	return 0;
 }
@@ -373,9 +449,31 @@ static int cmp_queued(const void *a, const void *b)
 {
 	const struct queued *x = a, *y = b;
 
-	if (x->ev.time != y->ev.time)
-		return x->ev.time < y->ev.time ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return (__s32)(x->seq - y->seq) < 0 ? -1 : (x->seq != y->seq);
+}
+
+/* The full event of a queued one (tid from its thread). */
+static void unpack(const struct thread *t, const struct queued *q, struct xray_event *ev)
+{
+	ev->time = q->time;
+	ev->pid = q->pid;
+	ev->tid = t->tid;
+	ev->cpu = q->cpu;
+	ev->func_id = q->func_id;
+	ev->action = q->action;
+	ev->nr_args = q->nr_args;
+	ev->has_bias = q->has_bias;
+	ev->bias_slot = q->bias_slot;
+	ev->bias = 0;
+	ev->offset = 0;
+	if (q->extra != NO_EXTRA) {
+		const struct extra *x = &t->extra[q->extra];
+
+		ev->bias = x->bias;
+		memcpy(ev->args, x->args, q->nr_args * sizeof(ev->args[0]));
+	}
 }
 
 void xray_calls__set_ip(struct xray_calls *c, __u64 ip)
@@ -444,48 +542,101 @@ static int do_exit(struct xray_calls *c, struct thread *t, const struct xray_eve
 	return fn(ctx, &call);
 }
 
-static int drain_thread(struct xray_calls *c, struct thread *t, __u64 upto,
-			xray_call_fn fn, void *ctx)
+/* Handle queued event q of thread t. */
+static int process(struct xray_calls *c, struct thread *t, const struct queued *q,
+		   xray_call_fn fn, void *ctx)
+{
+	struct xray_event ev;
+
+	unpack(t, q, &ev);
+	if (q->extra != NO_EXTRA)
+		t->x_live--;
+	if (t->done_any && ev.time < t->done_time)
+		c->st.late++;
+	t->done_any = true;
+	t->done_time = ev.time;
+	if (ev.action == PREC_XRAY_ENTER)
+		return do_entry(c, t, &ev, fn, ctx);
+	return do_exit(c, t, &ev, fn, ctx);
+}
+
+/* Drop the first n queued events of t (processed). */
+static void consumed(struct thread *t, size_t n)
+{
+	memmove(t->q, t->q + n, (t->nq - n) * sizeof(*t->q));
+	t->nq -= n;
+	if (!t->x_live)
+		t->nx = 0;
+}
+
+static bool heap_less(const struct thread *a, const struct thread *b)
+{
+	return cmp_queued(&a->q[a->head], &b->q[b->head]) < 0;
+}
+
+static void heap_down(struct thread **h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		struct thread *tmp;
+
+		if (l < n && heap_less(h[l], h[m]))
+			m = l;
+		if (l + 1 < n && heap_less(h[l + 1], h[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		tmp = h[i];
+		h[i] = h[m];
+		h[m] = tmp;
+		i = m;
+	}
+}
+
+/*
+ * Threads are independent, but their calls are delivered in time order
+ * across threads (a k-way merge over the threads' sorted queues), so
+ * that whoever writes them gets one ordered run instead of one per thread.
+ */
+int xray_calls__drain(struct xray_calls *c, __u64 upto, xray_call_fn fn, void *ctx)
 {
 	size_t i, n = 0;
 	int ret = 0;
 
-	if (!t->sorted) {
-		qsort(t->q, t->nq, sizeof(*t->q), cmp_queued);
-		t->sorted = true;
-	}
-	while (n < t->nq && t->q[n].ev.time <= upto)
-		n++;
-	for (i = 0; i < n && !ret; i++) {
-		const struct xray_event *ev = &t->q[i].ev;
-
-		if (t->done_any && ev->time < t->done_time)
-			c->st.late++;
-		t->done_any = true;
-		t->done_time = ev->time;
-		if (ev->action == PREC_XRAY_ENTER)
-			ret = do_entry(c, t, ev, fn, ctx);
-		else
-			ret = do_exit(c, t, ev, fn, ctx);
-	}
-	memmove(t->q, t->q + i, (t->nq - i) * sizeof(*t->q));
-	t->nq -= i;
-	return ret;
-}
-
-int xray_calls__drain(struct xray_calls *c, __u64 upto, xray_call_fn fn, void *ctx)
-{
-	size_t i;
-	int ret;
-
 	for (i = 0; i < c->cap; i++) {
-		if (!c->tab[i].used || !c->tab[i].nq)
+		struct thread *t = &c->tab[i];
+
+		if (!t->used || !t->nq)
 			continue;
-		ret = drain_thread(c, &c->tab[i], upto, fn, ctx);
-		if (ret)
-			return ret;
+		if (!t->sorted) {
+			qsort(t->q, t->nq, sizeof(*t->q), cmp_queued);
+			t->sorted = true;
+		}
+		t->head = 0;
+		t->end = 0;
+		while (t->end < t->nq && t->q[t->end].time <= upto)
+			t->end++;
+		if (!t->end)
+			continue;
+		if (ARRAY_GROW(c->heap, c->heap_cap, n + 1))
+			return -ENOMEM;
+		c->heap[n++] = t;
 	}
-	return 0;
+	for (i = n / 2; i-- > 0;)
+		heap_down(c->heap, n, i);
+	while (n && !ret) {
+		struct thread *t = c->heap[0];
+
+		ret = process(c, t, &t->q[t->head++], fn, ctx);
+		if (t->head == t->end) {
+			consumed(t, t->end);
+			c->heap[0] = c->heap[--n];
+		}
+		heap_down(c->heap, n, 0);
+	}
+	for (i = 0; i < n; i++)	/* stopped early: keep what is left */
+		consumed(c->heap[i], c->heap[i]->head);
+	return ret;
 }
 
 __u64 xray_calls__open_frames(const struct xray_calls *c)
