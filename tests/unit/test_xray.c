@@ -611,6 +611,50 @@ TEST(calls_keep_args_and_bias)
 	xray_calls__free(c);
 }
 
+/* A thread whose queue holds only events after upto gives nothing, also
+ * after part of its queue was drained before. */
+struct upto_check {
+	__u64 upto;
+	int n, bad;
+};
+
+static int check_upto(void *ctx, const struct xray_call *c)
+{
+	struct upto_check *u = ctx;
+
+	u->n++;
+	if (c->ev->time > u->upto)
+		u->bad++;
+	return 0;
+}
+
+TEST(calls_drain_stops_at_upto)
+{
+	struct xray_calls *c = xray_calls__new();
+	struct upto_check u = { 15, 0, 0 };
+	struct xray_event a1 = ev(1, 1, PREC_XRAY_ENTER, 10, 0);
+	struct xray_event a2 = ev(1, 1, PREC_XRAY_EXIT, 20, 0);
+	struct xray_event b1 = ev(2, 1, PREC_XRAY_ENTER, 12, 0);
+	struct xray_event b2 = ev(2, 1, PREC_XRAY_EXIT, 14, 0);
+	struct xray_event b3 = ev(2, 1, PREC_XRAY_ENTER, 30, 0);
+
+	CHECK_EQ(xray_calls__push(c, &a1), 0);
+	CHECK_EQ(xray_calls__push(c, &a2), 0);
+	CHECK_EQ(xray_calls__drain(c, 15, check_upto, &u), 0);
+	CHECK_EQ(u.n, 1);		/* a1 */
+	CHECK_EQ(xray_calls__push(c, &b1), 0);
+	CHECK_EQ(xray_calls__push(c, &b2), 0);
+	CHECK_EQ(xray_calls__push(c, &b3), 0);
+	CHECK_EQ(xray_calls__drain(c, 15, check_upto, &u), 0);
+	CHECK_EQ(u.n, 3);		/* + b1, b2; a2 and b3 wait */
+	CHECK_EQ(u.bad, 0);
+	u.upto = ~0ULL;
+	CHECK_EQ(xray_calls__drain(c, ~0ULL, check_upto, &u), 0);
+	CHECK_EQ(u.n, 5);
+	CHECK_EQ(xray_calls__stats(c)->returns, 2);
+	xray_calls__free(c);
+}
+
 int main(void)
 {
 	RUN(function_record_bytes);
@@ -624,5 +668,6 @@ int main(void)
 	RUN(calls_cpu_migration);
 	RUN(calls_many_threads);
 	RUN(calls_keep_args_and_bias);
+	RUN(calls_drain_stops_at_upto);
 	return HARNESS_DONE();
 }

@@ -269,8 +269,8 @@ struct thread {
 	bool sorted;
 	bool done_any;
 	__u64 done_time;	/* time of the last processed event */
-	struct queued *q;
-	size_t nq, q_cap;
+	struct queued *q;	/* events q[qh..nq) are queued */
+	size_t qh, nq, q_cap;
 	struct extra *extra;	/* compacted when the queue empties or grows */
 	size_t nx, x_cap, x_live;
 	struct xray_frame *stack;
@@ -389,7 +389,7 @@ static void compact_extras(struct thread *t)
 {
 	size_t i, n = 0;
 
-	for (i = 0; i < t->nq; i++) {
+	for (i = t->qh; i < t->nq; i++) {
 		struct queued *q = &t->q[i];
 
 		if (q->extra == NO_EXTRA)
@@ -408,7 +408,14 @@ int xray_calls__push(struct xray_calls *c, const struct xray_event *ev)
 	bool extra = ev->has_bias || ev->nr_args;
 	struct queued *q;
 
-	if (!t || grow_array((void **)&t->q, &t->q_cap, t->nq + 1, sizeof(*t->q)))
+	if (!t)
+		return -ENOMEM;
+	if (t->nq == t->q_cap && t->qh) {	/* reuse the drained front */
+		memmove(t->q, t->q + t->qh, (t->nq - t->qh) * sizeof(*t->q));
+		t->nq -= t->qh;
+		t->qh = 0;
+	}
+	if (grow_array((void **)&t->q, &t->q_cap, t->nq + 1, sizeof(*t->q)))
 		return -ENOMEM;
 	if (extra) {
 		/* Extras of drained events are dead: reclaim them when they
@@ -420,7 +427,7 @@ int xray_calls__push(struct xray_calls *c, const struct xray_event *ev)
 		    grow_array((void **)&t->extra, &t->x_cap, t->nx + 1, sizeof(*t->extra)))
 			return -ENOMEM;
 	}
-	if (t->nq && ev->time < t->q[t->nq - 1].time)
+	if (t->nq > t->qh && ev->time < t->q[t->nq - 1].time)
 		t->sorted = false;
 	q = &t->q[t->nq++];
 	q->time = ev->time;
@@ -560,11 +567,12 @@ static int process(struct xray_calls *c, struct thread *t, const struct queued *
 	return do_exit(c, t, &ev, fn, ctx);
 }
 
-/* Drop the first n queued events of t (processed). */
-static void consumed(struct thread *t, size_t n)
+/* The queued events of t before index upto have been processed. */
+static void consumed(struct thread *t, size_t upto)
 {
-	memmove(t->q, t->q + n, (t->nq - n) * sizeof(*t->q));
-	t->nq -= n;
+	t->qh = upto;
+	if (t->qh == t->nq)
+		t->qh = t->nq = 0;
 	if (!t->x_live)
 		t->nx = 0;
 }
@@ -606,17 +614,17 @@ int xray_calls__drain(struct xray_calls *c, __u64 upto, xray_call_fn fn, void *c
 	for (i = 0; i < c->cap; i++) {
 		struct thread *t = &c->tab[i];
 
-		if (!t->used || !t->nq)
+		if (!t->used || t->nq == t->qh)
 			continue;
 		if (!t->sorted) {
-			qsort(t->q, t->nq, sizeof(*t->q), cmp_queued);
+			qsort(t->q + t->qh, t->nq - t->qh, sizeof(*t->q), cmp_queued);
 			t->sorted = true;
 		}
-		t->head = 0;
-		t->end = 0;
+		t->head = t->qh;
+		t->end = t->qh;
 		while (t->end < t->nq && t->q[t->end].time <= upto)
 			t->end++;
-		if (!t->end)
+		if (t->end == t->qh)
 			continue;
 		if (ARRAY_GROW(c->heap, c->heap_cap, n + 1))
 			return -ENOMEM;
