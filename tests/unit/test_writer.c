@@ -193,6 +193,40 @@ TEST(flush_in_order_queue_in_place)
 	strcpy(path, "/tmp/precord-test-writer.XXXXXX");
 }
 
+/* Partial in-place flushes leave a written front in the queue; a later
+ * out-of-order record (the merge path) and more flushes must still write
+ * every record once, in time order. */
+TEST(flush_partial_then_out_of_order)
+{
+	struct perfdata_writer *w = new_writer();
+	static const __u64 want[] = { 10, 20, 30, 35, 40, 50, 60 };
+	struct perf_file_header h;
+	size_t len;
+	__u8 *f;
+
+	CHECK_EQ(perfdata_writer__begin(w), 0);
+	queue_sample(w, 10);
+	queue_sample(w, 20);
+	queue_sample(w, 30);
+	CHECK_EQ(perfdata_writer__flush(w, 15), 0);	/* 10 */
+	queue_sample(w, 40);
+	CHECK_EQ(perfdata_writer__flush(w, 25), 0);	/* 20 */
+	queue_sample(w, 60);
+	queue_sample(w, 35);				/* out of order */
+	CHECK_EQ(perfdata_writer__flush(w, 45), 0);	/* 30 35 40 */
+	queue_sample(w, 50);
+	CHECK_EQ(perfdata_writer__flush(w, ~0ULL), 0);	/* 50 60 */
+	f = slurp(&len);
+	memcpy(&h, f, sizeof(h));
+	CHECK_EQ(h.data.size, 7 * 56);
+	for (int i = 0; i < 7; i++)
+		CHECK_EQ(*(__u64 *)(f + h.data.offset + i * 56 + 32), want[i]);
+	free(f);
+	perfdata_writer__free(w);
+	unlink(path);
+	strcpy(path, "/tmp/precord-test-writer.XXXXXX");
+}
+
 TEST(queue_rejects_bad_sizes)
 {
 	struct perfdata_writer *w = new_writer();
@@ -253,6 +287,7 @@ int main(void)
 	RUN(flush_sorts_holds_back_and_rewrites_header);
 	RUN(flush_merges_sorted_runs);
 	RUN(flush_in_order_queue_in_place);
+	RUN(flush_partial_then_out_of_order);
 	RUN(queue_rejects_bad_sizes);
 	RUN(finish_writes_feature_table_at_end_of_data);
 	return HARNESS_DONE();

@@ -44,7 +44,8 @@ struct perfdata_writer {
 	struct pbuf qdata;	/* queued record bytes */
 	struct pbuf qspare;	/* the other half: records kept past a flush */
 	struct queued *q;
-	size_t nq, q_cap;
+	size_t qh, nq, q_cap;	/* q[qh..nq) are queued (q[..qh) written) */
+	size_t dh;		/* qdata bytes before dh are written */
 	bool q_sorted;		/* queued in time order so far: no sort needed */
 	__u64 seq;
 	struct pbuf out;	/* scratch for one flush */
@@ -222,7 +223,7 @@ void *perfdata_writer__queue_space(struct perfdata_writer *w, __u64 time, size_t
 		w->qdata.err = 0;
 		return NULL;
 	}
-	if (w->nq && time < w->q[w->nq - 1].time)
+	if (w->nq > w->qh && time < w->q[w->nq - 1].time)
 		w->q_sorted = false;
 	w->q[w->nq++] = (struct queued){
 		.time = time, .seq = w->seq++, .off = w->qdata.len, .size = (__u32)size,
@@ -308,29 +309,41 @@ void perfdata_writer__set_rounds(struct perfdata_writer *w, bool on)
 	w->rounds = on;
 }
 
-/* Records arrived in time order: the ones to write are a prefix of qdata,
- * written from there; the rest moves to the front. */
+/* Move the queued records to the front of q and qdata. */
+static void compact(struct perfdata_writer *w)
+{
+	size_t i;
+
+	if (!w->qh && !w->dh)
+		return;
+	memmove(w->qdata.data, w->qdata.data + w->dh, w->qdata.len - w->dh);
+	w->qdata.len -= w->dh;
+	for (i = w->qh; i < w->nq; i++) {
+		w->q[i - w->qh] = w->q[i];
+		w->q[i - w->qh].off -= w->dh;
+	}
+	w->nq -= w->qh;
+	w->qh = 0;
+	w->dh = 0;
+}
+
+/* Records arrived in time order: the ones to write are the front of
+ * qdata, written from there; the rest stays where it is until the
+ * written part is the larger one (no move of the rest at every flush). */
 static int flush_in_place(struct perfdata_writer *w, __u64 upto)
 {
-	size_t n = 0, bytes, i;
+	size_t n = w->qh, end;
 	int err;
 
 	while (n < w->nq && w->q[n].time <= upto)
 		n++;
-	bytes = n < w->nq ? w->q[n].off : w->qdata.len;
-	if (bytes) {
-		err = write_data(w, w->qdata.data, bytes);
+	end = n < w->nq ? w->q[n].off : w->qdata.len;
+	if (end > w->dh) {
+		err = write_data(w, w->qdata.data + w->dh, end - w->dh);
 		if (err)
 			return err;
 	}
-	memmove(w->qdata.data, w->qdata.data + bytes, w->qdata.len - bytes);
-	w->qdata.len -= bytes;
-	for (i = n; i < w->nq; i++) {
-		w->q[i - n] = w->q[i];
-		w->q[i - n].off -= bytes;
-	}
-	w->nq -= n;
-	if (n && w->rounds) {
+	if (n > w->qh && w->rounds) {
 		struct pbuf *b = &w->out;
 
 		pbuf_reset(b);
@@ -339,6 +352,14 @@ static int flush_in_place(struct perfdata_writer *w, __u64 upto)
 			err = write_data(w, b->data, b->len);
 		if (err)
 			return err;
+	}
+	w->qh = n;
+	w->dh = end;
+	if (w->qh == w->nq) {
+		w->qh = w->nq = w->dh = 0;
+		w->qdata.len = 0;
+	} else if (2 * w->dh > w->qdata.len) {
+		compact(w);
 	}
 	return write_header(w);
 }
@@ -354,6 +375,7 @@ int perfdata_writer__flush(struct perfdata_writer *w, __u64 upto)
 		return -EINVAL;
 	if (w->q_sorted)
 		return flush_in_place(w, upto);
+	compact(w);
 	sort_queue(w);
 	w->q_sorted = true;	/* what stays queued stays in order */
 	pbuf_reset(b);

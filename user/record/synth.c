@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,28 +22,62 @@ struct ksym_range {
 	__u64 text, etext, first_module;
 };
 
+/* One line of /proc/kallsyms, "ADDR T NAME[\t[MODULE]]": is it symbol
+ * name?  Then *addr is its address. */
+static bool ksym_is(const char *line, size_t len, const char *name, __u64 *addr)
+{
+	size_t n = strlen(name);
+	char *end;
+
+	/* the name starts after the address, a space, the type and a space */
+	const char *sp = memchr(line, ' ', len);
+
+	if (!sp || (size_t)(sp - line) + 3 + n > len || sp[2] != ' ' ||
+	    memcmp(sp + 3, name, n) || (sp + 3 + n < line + len && sp[3 + n] != '\t'))
+		return false;
+	*addr = strtoull(line, &end, 16);
+	return end == sp;
+}
+
+/*
+ * _text (or _stext) and _etext from /proc/kallsyms.  _etext comes after
+ * every kernel text symbol, so most of the file is read: by whole buffers,
+ * names compared in place (sscanf per line took half of precord's start).
+ */
 static void kallsyms_range(struct ksym_range *r)
 {
-	FILE *f = fopen("/proc/kallsyms", "r");
-	char line[512], name[256], type;
-	unsigned long long addr;
+	int fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
+	static char buf[1 << 16];
+	size_t have = 0;
+	ssize_t got;
 
 	memset(r, 0, sizeof(*r));
-	if (!f)
+	if (fd < 0)
 		return;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
-			continue;
-		if (!strcmp(name, "_text"))
-			r->text = addr;
-		else if (!strcmp(name, "_stext") && !r->text)
-			r->text = addr;
-		else if (!strcmp(name, "_etext"))
-			r->etext = addr;
-		if (r->text && r->etext)
-			break;
+	while (!(r->text && r->etext) && (got = read(fd, buf + have, sizeof(buf) - have)) > 0) {
+		char *p = buf, *end = buf + have + (size_t)got, *nl;
+
+		while (!(r->text && r->etext) && (nl = memchr(p, '\n', (size_t)(end - p)))) {
+			size_t len = (size_t)(nl - p);
+			const char *sp = memchr(p, ' ', len);
+			__u64 a;
+
+			if (sp && sp + 3 < nl && sp[3] == '_') {	/* only _*text matter */
+				if (ksym_is(p, len, "_text", &a))
+					r->text = a;
+				else if (!r->text && ksym_is(p, len, "_stext", &a))
+					r->text = a;
+				else if (ksym_is(p, len, "_etext", &a))
+					r->etext = a;
+			}
+			p = nl + 1;
+		}
+		have = (size_t)(end - p);
+		if (have == sizeof(buf))	/* a line longer than the buffer */
+			have = 0;
+		memmove(buf, p, have);
 	}
-	fclose(f);
+	close(fd);
 }
 
 int synth_kernel(struct pbuf *out)

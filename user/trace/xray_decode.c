@@ -283,6 +283,7 @@ struct xray_calls {
 	size_t cap, used;
 	__u64 seq;
 	struct xray_frame *cur;	/* frame of the ENTRY being delivered */
+	struct thread *last;	/* the thread of the last push (NULL after a regrow) */
 	struct thread **heap;	/* drain's merge */
 	size_t heap_cap;
 	struct xray_calls_stats st;
@@ -347,13 +348,16 @@ static int grow_table(struct xray_calls *c)
 	free(c->tab);
 	c->tab = nt;
 	c->cap = ncap;
+	c->last = NULL;
 	return 0;
 }
 
 static struct thread *get_thread(struct xray_calls *c, __u32 tid)
 {
-	struct thread *t;
+	struct thread *t = c->last;
 
+	if (t && t->tid == tid)		/* a block holds runs of one thread */
+		return t;
 	if ((c->used + 1) * 2 > c->cap && grow_table(c))
 		return NULL;
 	t = slot_of(c->tab, c->cap, tid);
@@ -363,6 +367,7 @@ static struct thread *get_thread(struct xray_calls *c, __u32 tid)
 		t->sorted = true;
 		c->used++;
 	}
+	c->last = t;
 	return t;
 }
 
