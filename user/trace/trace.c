@@ -401,11 +401,6 @@ static int attach_probes(struct trace_session *t)
 				    .retprobe = k == 1);
 			struct bpf_link *l;
 
-			if (f->file_off > UINT32_MAX) {
-				pr_err("trace: %s in %s: file offset 0x%llx is too large",
-				       f->name, path, (unsigned long long)f->file_off);
-				return -EFBIG;
-			}
 			l = bpf_program__attach_uprobe_opts(k ? t->skel->progs.trace_exit
 							      : t->skel->progs.trace_entry,
 							    -1, path, f->file_off, &uo);
@@ -465,6 +460,16 @@ int trace_session__attach(struct trace_session *t, int targets_map_fd, int filte
 	t->pcpu = calloc((size_t)t->nr_cpus, t->pcpu_stride);
 	if (!t->pcpu)
 		return -ENOMEM;
+	for (size_t i = 0; i < t->syms.nr_funcs; i++) {	/* the cookie holds 32 bits */
+		const struct trace_func *f = &t->syms.funcs[i];
+
+		if (f->file_off > UINT32_MAX) {
+			pr_err("trace: %s in %s: file offset 0x%llx is too large",
+			       f->name, t->syms.binaries[f->binary].path,
+			       (unsigned long long)f->file_off);
+			return -EFBIG;
+		}
+	}
 	multi = multi_wanted();
 	err = load_programs(t, filter_mode, targets_map_fd, multi);
 	if (!err && multi) {
