@@ -49,6 +49,32 @@ static struct perfdata_writer *new_writer(void)
 	return w;
 }
 
+/* Free w, remove its file, get the name template ready for the next. */
+static void free_writer(struct perfdata_writer *w)
+{
+	perfdata_writer__free(w);
+	unlink(path);
+	strcpy(path, "/tmp/precord-test-writer.XXXXXX");
+}
+
+/* The data section holds n samples of queue_sample() with these times
+ * (their ip field), then extra bytes. */
+static void check_times(const __u64 *want, int n, size_t extra)
+{
+	struct perf_file_header h;
+	size_t len;
+	__u8 *f = slurp(&len);
+
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	memcpy(&h, f, sizeof(h));
+	CHECK_EQ(h.data.size, (size_t)n * 56 + extra);
+	for (int i = 0; i < n && h.data.offset + (size_t)(i + 1) * 56 <= len; i++)
+		CHECK_EQ(*(__u64 *)(f + h.data.offset + (size_t)i * 56 + 32), want[i]);
+	free(f);
+}
+
 static void queue_sample(struct perfdata_writer *w, __u64 time)
 {
 	struct perfdata_sample s = { .id = 11, .ip = time, .time = time, .period = 1 };
@@ -91,9 +117,7 @@ TEST(layout_ids_attrs_data)
 		CHECK_EQ(*(__u64 *)(f + 120), 21);
 	}
 	free(f);
-	perfdata_writer__free(w);
-	unlink(path);
-	strcpy(path, "/tmp/precord-test-writer.XXXXXX");
+	free_writer(w);
 }
 
 TEST(flush_sorts_holds_back_and_rewrites_header)
@@ -129,9 +153,7 @@ TEST(flush_sorts_holds_back_and_rewrites_header)
 	CHECK_EQ(((struct perf_event_header *)(f + h.data.offset + 6 * 56))->type,
 		 PERF_RECORD_FINISHED_ROUND);
 	free(f);
-	perfdata_writer__free(w);
-	unlink(path);
-	strcpy(path, "/tmp/precord-test-writer.XXXXXX");
+	free_writer(w);
 }
 
 TEST(flush_merges_sorted_runs)
@@ -160,14 +182,13 @@ TEST(flush_merges_sorted_runs)
 	CHECK_EQ(*(__u64 *)(f + h.data.offset + 32), 1000);
 	CHECK_EQ(*(__u64 *)(f + h.data.offset + 120 * 56 + 32), 1000 + 3 * 39 + 2);
 	free(f);
-	perfdata_writer__free(w);
-	unlink(path);
-	strcpy(path, "/tmp/precord-test-writer.XXXXXX");
+	free_writer(w);
 }
 
 TEST(flush_in_order_queue_in_place)
 {
 	struct perfdata_writer *w = new_writer();
+	static const __u64 want[] = { 10, 20, 30, 40 };
 	struct perf_file_header h;
 	size_t len;
 	__u8 *f;
@@ -180,17 +201,13 @@ TEST(flush_in_order_queue_in_place)
 	queue_sample(w, 40);
 	perfdata_writer__set_rounds(w, true);
 	CHECK_EQ(perfdata_writer__flush(w, ~0ULL), 0);
+	check_times(want, 4, 8);
 	f = slurp(&len);
 	memcpy(&h, f, sizeof(h));
-	CHECK_EQ(h.data.size, 4 * 56 + 8);
-	for (int i = 0; i < 4; i++)
-		CHECK_EQ(*(__u64 *)(f + h.data.offset + i * 56 + 32), 10 * (i + 1));
 	CHECK_EQ(((struct perf_event_header *)(f + h.data.offset + 4 * 56))->type,
 		 PERF_RECORD_FINISHED_ROUND);
 	free(f);
-	perfdata_writer__free(w);
-	unlink(path);
-	strcpy(path, "/tmp/precord-test-writer.XXXXXX");
+	free_writer(w);
 }
 
 /* Partial in-place flushes leave a written front in the queue; a later
@@ -200,9 +217,6 @@ TEST(flush_partial_then_out_of_order)
 {
 	struct perfdata_writer *w = new_writer();
 	static const __u64 want[] = { 10, 20, 30, 35, 40, 50, 60 };
-	struct perf_file_header h;
-	size_t len;
-	__u8 *f;
 
 	CHECK_EQ(perfdata_writer__begin(w), 0);
 	queue_sample(w, 10);
@@ -216,15 +230,8 @@ TEST(flush_partial_then_out_of_order)
 	CHECK_EQ(perfdata_writer__flush(w, 45), 0);	/* 30 35 40 */
 	queue_sample(w, 50);
 	CHECK_EQ(perfdata_writer__flush(w, ~0ULL), 0);	/* 50 60 */
-	f = slurp(&len);
-	memcpy(&h, f, sizeof(h));
-	CHECK_EQ(h.data.size, 7 * 56);
-	for (int i = 0; i < 7; i++)
-		CHECK_EQ(*(__u64 *)(f + h.data.offset + i * 56 + 32), want[i]);
-	free(f);
-	perfdata_writer__free(w);
-	unlink(path);
-	strcpy(path, "/tmp/precord-test-writer.XXXXXX");
+	check_times(want, 7, 0);
+	free_writer(w);
 }
 
 TEST(queue_rejects_bad_sizes)
@@ -235,9 +242,7 @@ TEST(queue_rejects_bad_sizes)
 	CHECK_EQ(perfdata_writer__queue(w, 1, junk, 4), -EINVAL);
 	CHECK_EQ(perfdata_writer__queue(w, 1, junk, 12), -EINVAL);
 	CHECK_EQ(perfdata_writer__append(w, junk, 8), -EINVAL);	/* before begin */
-	perfdata_writer__free(w);
-	unlink(path);
-	strcpy(path, "/tmp/precord-test-writer.XXXXXX");
+	free_writer(w);
 }
 
 TEST(finish_writes_feature_table_at_end_of_data)
@@ -277,8 +282,7 @@ TEST(finish_writes_feature_table_at_end_of_data)
 	}
 	CHECK_EQ(prev_end, len);
 	free(f);
-	perfdata_writer__free(w);
-	unlink(path);
+	free_writer(w);
 }
 
 int main(void)
