@@ -219,7 +219,8 @@ void *perfdata_writer__queue_space(struct perfdata_writer *w, __u64 time, size_t
 
 	if (size < sizeof(struct perf_event_header) || size > 0xffff || (size & 7))
 		return NULL;
-	if (ARRAY_GROW(w->q, w->q_cap, w->nq + 1) || pbuf_reserve(&w->qdata, size)) {
+	if ((w->nq >= w->q_cap || w->qdata.cap - w->qdata.len < size) &&
+	    (ARRAY_GROW(w->q, w->q_cap, w->nq + 1) || pbuf_reserve(&w->qdata, size))) {
 		w->qdata.err = 0;
 		return NULL;
 	}

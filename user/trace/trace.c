@@ -93,6 +93,9 @@ struct trace_session {
 	__u64 deadline;		/* ring reading stops after this (0: never) */
 	__u64 ring_records;
 	__u64 pcpu_read;	/* when the counters were last read */
+	__u64 last_bias_key;	/* entry_ip()'s last lookup (~0: none) */
+	__u64 last_bias;
+	bool last_bias_known;
 	bool flush_warned;
 	struct bias_ent *bias;
 	size_t bias_cap, bias_used;
@@ -133,6 +136,7 @@ struct trace_session *trace_session__new(const struct trace_opts *o)
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
+	t->last_bias_key = ~0ULL;
 	t->specs = calloc((size_t)o->nr_specs, sizeof(*t->specs));
 	t->calls = xray_calls__new();
 	if (o->xray_out) {
@@ -653,10 +657,17 @@ static __u64 entry_ip(struct trace_session *t, const struct xray_event *ev,
 	__u64 key = (__u64)ev->pid << 32 | f->binary;
 	struct bias_ent *e;
 
-	if (ev->has_bias)
+	if (ev->has_bias) {
 		bias_set(t, key, ev->bias);
-	e = bias_find(t, key);
-	return e && e->used ? e->bias + f->file_off : f->addr;
+		t->last_bias_key = ~0ULL;
+	}
+	if (key != t->last_bias_key) {	/* runs of one process and binary */
+		e = bias_find(t, key);
+		t->last_bias_key = key;
+		t->last_bias_known = e && e->used;
+		t->last_bias = t->last_bias_known ? e->bias : 0;
+	}
+	return t->last_bias_known ? t->last_bias + f->file_off : f->addr;
 }
 
 /*
