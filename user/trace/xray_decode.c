@@ -410,7 +410,11 @@ static void compact_extras(struct thread *t)
 int xray_calls__push(struct xray_calls *c, const struct xray_event *ev)
 {
 	struct thread *t = get_thread(c, ev->tid);
-	bool extra = ev->has_bias || ev->nr_args;
+	/* Two byte loads, not one wider load of both: the decoder has just
+	 * stored them byte by byte, and a load that spans several stores
+	 * cannot be forwarded from them (a stall that was 70% of this
+	 * function). */
+	bool extra = *(const volatile __u8 *)&ev->has_bias || *(const volatile __u8 *)&ev->nr_args;
 	struct queued *q;
 
 	if (!t)
