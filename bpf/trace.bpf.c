@@ -9,7 +9,12 @@
  * pushes out partial blocks by running trace_flush on each CPU with
  * BPF_PROG_TEST_RUN.  Stream grammar: include/precord/bpf_abi.h.
  */
-#include "vmlinux.h"
+/* UAPI headers, not vmlinux.h: nothing here needs CO-RE (the uprobe
+ * context is the UAPI struct pt_regs), so loading this object does not
+ * make libbpf parse the kernel's BTF a second time. */
+#include <stdbool.h>
+#include <linux/bpf.h>
+#include <linux/ptrace.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
