@@ -4,6 +4,7 @@
 # its seed corpus in tests/fuzz/corpus/NAME.  New interesting inputs go to
 # build-fuzz/corpus/NAME (copy the good ones into the seed corpus by hand);
 # crashes are left in build-fuzz/ as crash-* files and fail the run.
+# FUZZ_ONLY=NAME (e.g. xray) runs that harness alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${FUZZ_SECONDS:-60}
@@ -13,7 +14,7 @@ make --no-print-directory BUILD=build-fuzz CC=clang \
 	build-fuzz/libprecord.a
 libs=$(pkg-config --libs libbpf libelf zlib)
 status=0
-for src in tests/fuzz/fuzz_*.c; do
+for src in tests/fuzz/fuzz_${FUZZ_ONLY:-*}.c; do
 	name=$(basename "$src" .c); name=${name#fuzz_}
 	bin=build-fuzz/fuzz_$name
 	clang -O1 -g -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser -Ibuild-fuzz \
