@@ -107,9 +107,13 @@ static __always_inline int record(struct pt_regs *ctx, bool entry)
 	st = bpf_map_lookup_elem(&trace_cpu, &zero);
 	if (!st)
 		return 0;
-	/* The task of the block's current Thread passed the filter already. */
-	if (!(st->len && st->tid == tid && st->tgid == tgid) && !is_target(tgid, tid))
+	/* The task of the block's current Thread passed the filter already.
+	 * Hits of other tasks are counted: unbound probes trap in every
+	 * process that runs the code (see --no-inherit). */
+	if (!(st->len && st->tid == tid && st->tgid == tgid) && !is_target(tgid, tid)) {
+		st->foreign++;
 		return 0;
+	}
 	if (__sync_lock_test_and_set(&st->busy, 1)) {
 		__sync_fetch_and_add(&st->busy_lost, 1);
 		return 0;

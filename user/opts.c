@@ -21,6 +21,7 @@ static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
 	{ "tid", required_argument, NULL, 't' },
 	{ "all-cpus", no_argument, NULL, 'a' },
+	{ "no-inherit", no_argument, NULL, 'i' },
 	{ "cpu", required_argument, NULL, 'C' },
 	{ "freq", required_argument, NULL, 'F' },
 	{ "count", required_argument, NULL, 'c' },
@@ -61,6 +62,9 @@ void opts_usage(FILE *f)
 "                          threads and children created later)\n"
 "  -t, --tid TID[,TID]     record only these threads\n"
 "  -a, --all-cpus          record every task on every CPU\n"
+"  -i, --no-inherit        do not record children created later (threads\n"
+"                          still are); binds --trace probes to the targets,\n"
+"                          so other processes do not take their traps\n"
 "  -C, --cpu LIST          only these CPUs (e.g. 0,2-3)\n"
 "  -- command [args]       run command and record it and its children; with\n"
 "                          -p/-t/-a the command only sets the duration\n"
@@ -182,7 +186,7 @@ int opts_parse(int argc, char **argv, struct prec_opts *o)
 	}
 	opterr = 0;
 	optind = 1;
-	while (!err && (c = getopt_long(argc, argv, "+p:t:aC:F:c:e:go:k:m:qvhN",
+	while (!err && (c = getopt_long(argc, argv, "+p:t:aiC:F:c:e:go:k:m:qvhN",
 					long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -293,6 +297,9 @@ int opts_parse(int argc, char **argv, struct prec_opts *o)
 			break;
 		case 'N':
 			o->no_buildid_cache = true;
+			break;
+		case 'i':
+			o->no_inherit = true;
 			break;
 		case '?':
 		default:

@@ -15,6 +15,7 @@ struct prec_opts {
 	int tids[PREC_MAX_PIDS];	/* -t */
 	int nr_tids;
 	bool all_cpus;			/* -a */
+	bool no_inherit;		/* -i: children created later are not targets */
 	char *cpu_list;			/* -C */
 	__u64 freq;			/* -F, 0 when -c is given */
 	__u64 period;			/* -c */

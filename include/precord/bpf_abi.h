@@ -140,6 +140,7 @@ struct prec_trace_cpu {
 	__u64 blocks;		/* blocks sent */
 	__u64 lost_blocks;	/* blocks the ring buffer had no room for */
 	__u64 ring_bytes;	/* bytes sent, ring headers (8 each) included */
+	__u64 foreign;		/* hits in tasks outside the targets, dropped */
 	__u64 bias[PREC_TRACE_BIAS_SLOTS];	/* LoadBias written in this Thread */
 	__u32 tid;		/* tid and tgid of the current Thread */
 	__u32 tgid;

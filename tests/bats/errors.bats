@@ -77,6 +77,21 @@ one_line_error() {	# status and output of the last `run`
 	[[ "$output" == "precord version "* ]]
 }
 
+@test "every long option of --help is in the man page and in README.md" {
+	run "$PRECORD" --help
+	[ "$status" -eq 0 ]
+	opts=$(grep -oE -- '--[a-z][a-z-]+' <<<"$output" | sort -u)
+	[ -n "$opts" ]
+	man_text=$(sed 's/\\-/-/g' "$ROOT/man/precord.1")
+	missing=
+	for o in $opts; do
+		grep -q -- "$o" <<<"$man_text" || missing="$missing man:$o"
+		grep -q -- "$o" "$ROOT/README.md" || missing="$missing README:$o"
+	done
+	echo "missing:$missing" >&2
+	[ -z "$missing" ]
+}
+
 @test "a target that exits during the recording ends it cleanly" {
 	"$WL" hot3 3 & pid=$!
 	run "$PRECORD" -p "$pid" -o x.data -- sleep 30

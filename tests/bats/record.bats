@@ -77,6 +77,15 @@ REQ=BUILD_ID,CPU_TOPOLOGY,AUXTRACE,EVENT_DESC,CLOCKID,CLOCK_DATA
 	lint x.data
 }
 
+@test "-i: the command is recorded, the child it forks is not" {
+	cp "$WL" ./childprog
+	"$PRECORD" -q -i -g -o x.data -- "$WL" forkexec ./childprog hot3 5
+	run perf report -i x.data --stdio --no-children -g none --sort comm -q
+	echo "$output" >&2
+	! echo "$output" | grep -q childprog
+	lint x.data
+}
+
 @test "a library dlopen'ed after the recording started resolves" {
 	"$PRECORD" -q -g -o x.data -- "$WL" dlopen "$ROOT/build/workloads/libhot.so" 10
 	run perf report -i x.data --stdio --no-children -g none --sort dso,sym -q

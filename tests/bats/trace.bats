@@ -69,6 +69,45 @@ check_calls() {
 	lint x.data
 }
 
+# trace_p_with_other MODE: precord MODE --trace '*er' -p a waiting tracee
+# (4 9) while another process runs the same binary (10 20000 calls);
+# precord -v's messages in trace.err.
+trace_p_with_other() {
+	"$TR" 4 9 wait > tracee.out &
+	tpid=$!
+	for i in $(seq 50); do grep -q ready tracee.out && break; sleep 0.1; done
+	"$PRECORD" -v "$@" --trace '*er' -p "$tpid" -o x.data 2> trace.err &
+	ppid=$!
+	sleep 1.5
+	"$TR" 10 20000 > /dev/null
+	kill -USR1 "$tpid"
+	wait "$ppid"
+	cat trace.err >&2
+	check_calls x.data 4 9
+}
+
+@test "unbound probes: another process running the code takes the traps, hits dropped" {
+	trace_p_with_other
+	grep -Eq "trace: [0-9]+ hits in tasks outside the targets dropped .*-i binds" trace.err
+}
+
+@test "-i binds the probes to the target: another process running the code takes no hits" {
+	trace_p_with_other -i
+	! grep -q "outside the targets" trace.err
+	PRECORD_UPROBE_MULTI=0 trace_p_with_other -i
+	! grep -q "outside the targets" trace.err
+}
+
+@test "-i -- command: the command's calls are traced, its children's are not" {
+	run "$PRECORD" -i --trace "$TR:*er" -o x.data -- "$TR" 5 13
+	[ "$status" -eq 0 ]
+	check_calls x.data 5 13
+	run "$PRECORD" -i --trace "$TR:*er" -o y.data -- sh -c "$TR 2 3; true"
+	[[ "$output" == *" 0 traced calls"* ]]
+	run "$PRECORD" --trace "$TR:*er" -o z.data -- sh -c "$TR 2 3; true"
+	[[ "$output" == *" 10 traced calls"* ]]
+}
+
 @test "tracing together with sampling passes perfdata-lint" {
 	"$PRECORD" -q -F 999 -g --trace "$TR:outer" -o x.data -- "$TR" 40 200000000
 	lint x.data --require EVENT_DESC,BUILD_ID

@@ -232,6 +232,7 @@ static int load_bpf(struct session *s)
 				       s->by_tid ? PREC_FILTER_TID : PREC_FILTER_TGID;
 	s->skel->rodata->want_callchain = o->callchain;
 	s->skel->rodata->keep_idle = s->all;
+	s->skel->rodata->follow_forks = !o->no_inherit;
 	if (o->mmap_pages)
 		ring = o->mmap_pages * 4096u;
 	bpf_map__set_max_entries(s->skel->maps.events, ring);

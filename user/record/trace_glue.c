@@ -18,6 +18,36 @@
 #include "trace/trace.h"
 #include "util/log.h"
 
+/* The processes the probes are bound to, in out (room for
+ * PREC_MAX_PIDS); 0: not bound. */
+static int bind_pids(const struct session *s, int *out)
+{
+	const struct prec_opts *o = s->o;
+	int n = 0, i, j;
+
+	if (o->nr_tids) {
+		for (i = 0; i < o->nr_tids; i++) {
+			int tgid = proc_tgid((__u32)o->tids[i]);
+
+			for (j = 0; j < n && out[j] != tgid; j++)
+				;
+			if (tgid > 0 && j == n)
+				out[n++] = tgid;
+		}
+		return n;
+	}
+	if (!o->no_inherit)
+		return 0;
+	if (o->nr_pids) {
+		for (i = 0; i < o->nr_pids; i++)
+			out[n++] = o->pids[i];
+		return n;
+	}
+	if (s->child > 0)
+		out[n++] = s->child;
+	return n;
+}
+
 int session_trace_setup(struct session *s)
 {
 	const struct prec_opts *o = s->o;
@@ -27,7 +57,7 @@ int session_trace_setup(struct session *s)
 	};
 	char exe[64], *resolved = NULL;
 	const char *main_exe = NULL;
-	int pid = 0, err;
+	int pid = 0, err, bind[PREC_MAX_PIDS], nr_bind;
 
 	if (!o->nr_trace_specs)
 		return 0;
@@ -52,10 +82,15 @@ int session_trace_setup(struct session *s)
 	if (err)
 		return err;
 	if (s->all)
-		err = trace_session__attach(s->ts, -1, PREC_FILTER_ALL);
-	else
-		err = trace_session__attach(s->ts, bpf_map__fd(s->skel->maps.targets),
-					    s->by_tid ? PREC_FILTER_TID : PREC_FILTER_TGID);
+		return trace_session__attach(s->ts, -1, PREC_FILTER_ALL, NULL, 0);
+	/* Probes bound to the target processes spare every other process
+	 * the traps; but children forked later would then not hit them, so
+	 * they are bound only when children are not followed (-t, -i). */
+	nr_bind = bind_pids(s, bind);
+	err = trace_session__attach(s->ts, bpf_map__fd(s->skel->maps.targets),
+				    s->by_tid ? PREC_FILTER_TID : PREC_FILTER_TGID, bind, nr_bind);
+	if (!err && nr_bind)
+		pr_debug("trace: probes bound to %d process%s", nr_bind, nr_bind > 1 ? "es" : "");
 	return err;
 }
 

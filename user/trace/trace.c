@@ -104,6 +104,9 @@ struct trace_session {
 	/* counters */
 	__u64 bad_blocks, bad_funcs, samples;
 	__u64 k_events, k_busy_lost, k_ring_lost, k_blocks, k_lost_blocks, k_ring_bytes;
+	__u64 k_foreign;		/* hits outside the targets */
+	const int *bind_pids;		/* probes bound to these processes (none: all) */
+	int nr_bind_pids;
 };
 
 static __u64 mono_ns(void)
@@ -325,7 +328,7 @@ static bool multi_wanted(void)
 }
 
 static int link_multi(int prog_fd, const char *path, const __u64 *offsets,
-		      const __u64 *cookies, __u32 cnt, bool ret)
+		      const __u64 *cookies, __u32 cnt, bool ret, int pid)
 {
 	struct uprobe_multi_attr a;
 	long fd;
@@ -338,6 +341,7 @@ static int link_multi(int prog_fd, const char *path, const __u64 *offsets,
 	a.cookies = (__u64)(uintptr_t)cookies;
 	a.cnt = cnt;
 	a.multi_flags = ret ? UPROBE_MULTI_RETURN : 0;
+	a.pid = (__u32)pid;
 	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
 	return fd < 0 ? -errno : (int)fd;
 }
@@ -345,10 +349,10 @@ static int link_multi(int prog_fd, const char *path, const __u64 *offsets,
 static int attach_multi(struct trace_session *t)
 {
 	size_t nr = t->syms.nr_funcs, b, i;
+	int nr_bind = t->nr_bind_pids ? t->nr_bind_pids : 1, err = 0, k, pi;
 	__u64 *offsets, *cookies;
-	int err = 0, k;
 
-	t->multi_fds = calloc(2 * t->syms.nr_binaries, sizeof(*t->multi_fds));
+	t->multi_fds = calloc(2 * t->syms.nr_binaries * (size_t)nr_bind, sizeof(*t->multi_fds));
 	offsets = calloc(nr, sizeof(*offsets));
 	cookies = calloc(nr, sizeof(*cookies));
 	if (!t->multi_fds || !offsets || !cookies) {
@@ -366,18 +370,23 @@ static int attach_multi(struct trace_session *t)
 			offsets[cnt] = f->file_off;
 			cookies[cnt++] = PREC_TRACE_COOKIE(f->id, f->binary, f->file_off);
 		}
-		for (k = 0; k < 2 && cnt && !err; k++) {
-			int fd = link_multi(bpf_program__fd(k ? t->skel->progs.trace_exit
-							       : t->skel->progs.trace_entry),
-					    t->syms.binaries[b].path, offsets, cookies, cnt, k == 1);
+		for (pi = 0; pi < nr_bind && cnt && !err; pi++) {
+			int pid = t->nr_bind_pids ? t->bind_pids[pi] : 0;
 
-			if (fd < 0) {
-				err = fd;
-				pr_debug("trace: uprobe_multi link for %s: %s",
-					 t->syms.binaries[b].path, strerror(-err));
-			} else {
-				t->multi_fds[t->nr_multi++] = fd;
-				t->nr_probes += cnt;
+			for (k = 0; k < 2 && !err; k++) {
+				int fd = link_multi(bpf_program__fd(k ? t->skel->progs.trace_exit
+								       : t->skel->progs.trace_entry),
+						    t->syms.binaries[b].path, offsets, cookies, cnt,
+						    k == 1, pid);
+
+				if (fd < 0) {
+					err = fd;
+					pr_debug("trace: uprobe_multi link for %s (pid %d): %s",
+						 t->syms.binaries[b].path, pid, strerror(-err));
+				} else {
+					t->multi_fds[t->nr_multi++] = fd;
+					t->nr_probes += cnt;
+				}
 			}
 		}
 	}
@@ -392,12 +401,15 @@ static int attach_probes(struct trace_session *t)
 	size_t i;
 	int k;
 
-	t->links = calloc(2 * t->syms.nr_funcs + 1, sizeof(*t->links));
+	int nr_bind = t->nr_bind_pids ? t->nr_bind_pids : 1;
+
+	t->links = calloc(2 * t->syms.nr_funcs * (size_t)nr_bind + 1, sizeof(*t->links));
 	if (!t->links)
 		return -ENOMEM;
-	for (i = 0; i < t->syms.nr_funcs; i++) {
-		const struct trace_func *f = &t->syms.funcs[i];
+	for (i = 0; i < t->syms.nr_funcs * (size_t)nr_bind; i++) {
+		const struct trace_func *f = &t->syms.funcs[i % t->syms.nr_funcs];
 		const char *path = t->syms.binaries[f->binary].path;
+		int pid = t->nr_bind_pids ? t->bind_pids[i / t->syms.nr_funcs] : -1;
 
 		for (k = 0; k < 2; k++) {
 			LIBBPF_OPTS(bpf_uprobe_opts, uo,
@@ -407,7 +419,7 @@ static int attach_probes(struct trace_session *t)
 
 			l = bpf_program__attach_uprobe_opts(k ? t->skel->progs.trace_exit
 							      : t->skel->progs.trace_entry,
-							    -1, path, f->file_off, &uo);
+							    pid, path, f->file_off, &uo);
 			if (!l) {
 				int err = -errno;
 
@@ -448,10 +460,14 @@ static int load_programs(struct trace_session *t, int filter_mode, int targets_m
 	return err ? err : trace_bpf__load(t->skel);
 }
 
-int trace_session__attach(struct trace_session *t, int targets_map_fd, int filter_mode)
+int trace_session__attach(struct trace_session *t, int targets_map_fd, int filter_mode,
+			  const int *pids, int nr_pids)
 {
 	bool multi;
 	int err;
+
+	t->bind_pids = pids;
+	t->nr_bind_pids = nr_pids > 0 ? nr_pids : 0;
 
 	if (!t->syms.nr_funcs || t->skel)
 		return -EINVAL;
@@ -541,7 +557,7 @@ static int read_pcpu(struct trace_session *t)
 		return -errno;
 	t->pcpu_read = mono_ns();
 	t->k_events = t->k_busy_lost = t->k_ring_lost = 0;
-	t->k_blocks = t->k_lost_blocks = t->k_ring_bytes = 0;
+	t->k_blocks = t->k_lost_blocks = t->k_ring_bytes = t->k_foreign = 0;
 	for (cpu = 0; cpu < t->nr_cpus; cpu++) {
 		const struct prec_trace_cpu *c = pcpu(t, cpu);
 
@@ -551,6 +567,7 @@ static int read_pcpu(struct trace_session *t)
 		t->k_blocks += c->blocks;
 		t->k_lost_blocks += c->lost_blocks;
 		t->k_ring_bytes += c->ring_bytes;
+		t->k_foreign += c->foreign;
 	}
 	return 0;
 }
@@ -909,6 +926,11 @@ void trace_session__print_stats(const struct trace_session *t)
 		t->syms.nr_funcs, (unsigned long long)(t->k_busy_lost + t->k_ring_lost),
 		(unsigned long long)t->k_busy_lost, (unsigned long long)t->k_ring_lost,
 		(unsigned long long)t->bad_blocks);
+	if (t->k_foreign)
+		pr_info("trace: %llu hits in tasks outside the targets dropped%s",
+			(unsigned long long)t->k_foreign,
+			t->nr_bind_pids ? "" : " (those processes still took the traps; "
+			"-i binds the probes to the targets)");
 	pr_debug("trace: %llu returns without an entry (calls begun before tracing), %llu calls still running, %llu exits never seen, %llu late records, %llu bad function ids",
 		 (unsigned long long)st->orphans,
 		 (unsigned long long)xray_calls__open_frames(t->calls),

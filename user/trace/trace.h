@@ -48,9 +48,13 @@ int trace_session__add_evsels(struct trace_session *t, struct perfdata_writer *w
 /*
  * Load the BPF object and attach every uprobe/uretprobe.  targets_map_fd:
  * the sampler's `targets` map (or -1 with PREC_FILTER_ALL); filter_mode:
- * enum prec_filter.  0 or -errno.
+ * enum prec_filter.  pids (nr_pids > 0): bind the probes to these
+ * processes, so that no other process takes their traps (their children
+ * are then not traced); nr_pids 0: every process runs into the probes and
+ * the BPF filter drops what is not a target.  0 or -errno.
  */
-int trace_session__attach(struct trace_session *t, int targets_map_fd, int filter_mode);
+int trace_session__attach(struct trace_session *t, int targets_map_fd, int filter_mode,
+			  const int *pids, int nr_pids);
 /* The ring buffer's epoll fd, readable when trace blocks are waiting. */
 int trace_session__fd(const struct trace_session *t);
 /*
