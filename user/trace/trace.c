@@ -26,7 +26,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/perf_event.h>
@@ -34,6 +33,7 @@
 #include "trace.skel.h"
 #include "perfdata/record.h"
 #include "perfdata/writer.h"
+#include "trace/probes.h"
 #include "trace/symbols.h"
 #include "trace/xray.h"
 #include "trace/xray_file.h"
@@ -70,11 +70,7 @@ struct trace_session {
 	char *xray_out;
 	struct trace_syms syms;
 	struct trace_bpf *skel;
-	struct bpf_link **links;	/* per-function uprobes (fallback) */
-	size_t nr_links;
-	int *multi_fds;			/* uprobe_multi links: 2 per binary */
-	size_t nr_multi;
-	size_t nr_probes;		/* uprobes + uretprobes attached */
+	struct trace_probes probes;
 	struct ring_buffer *rb;
 	int nr_cpus;
 	void *pcpu;		/* per-CPU values of trace_cpu */
@@ -105,8 +101,7 @@ struct trace_session {
 	__u64 bad_blocks, bad_funcs, samples;
 	__u64 k_events, k_busy_lost, k_ring_lost, k_blocks, k_lost_blocks, k_ring_bytes;
 	__u64 k_foreign;		/* hits outside the targets */
-	const int *bind_pids;		/* probes bound to these processes (none: all) */
-	int nr_bind_pids;
+	bool bound;			/* probes bound to the target processes */
 };
 
 static __u64 mono_ns(void)
@@ -291,149 +286,6 @@ static int on_ring(void *ctx, void *data, size_t size)
 	return ret;			/* -ENOMEM stops too */
 }
 
-/*
- * uprobe_multi links (Linux 6.6+): one link attaches the entry program to
- * every traced function of a binary, another the return program.  Besides
- * taking 2 bpf() calls per binary instead of 2 perf_event_open() + 2 links
- * per function, a hit goes to the program without the perf trace-event
- * layer (~7 ns less per hit here).  libbpf 1.1 (Debian 12) predates
- * bpf_program__attach_uprobe_multi() and its headers predate the
- * attribute, so the link is made with the bpf() call and the layout of
- * BPF_LINK_CREATE's attribute for this attach type, written out here.
- */
-#define UPROBE_MULTI_ATTACH	48	/* BPF_TRACE_UPROBE_MULTI */
-#define UPROBE_MULTI_RETURN	1u	/* BPF_F_UPROBE_MULTI_RETURN */
-
-struct uprobe_multi_attr {
-	__u32 prog_fd;
-	__u32 target_fd;
-	__u32 attach_type;
-	__u32 flags;
-	__aligned_u64 path;
-	__aligned_u64 offsets;
-	__aligned_u64 ref_ctr_offsets;
-	__aligned_u64 cookies;
-	__u32 cnt;
-	__u32 multi_flags;
-	__u32 pid;
-};
-
-static void detach(struct trace_session *t);
-
-static bool multi_wanted(void)
-{
-	const char *e = getenv("PRECORD_UPROBE_MULTI");
-
-	return !e || strcmp(e, "0") != 0;
-}
-
-static int link_multi(int prog_fd, const char *path, const __u64 *offsets,
-		      const __u64 *cookies, __u32 cnt, bool ret, int pid)
-{
-	struct uprobe_multi_attr a;
-	long fd;
-
-	memset(&a, 0, sizeof(a));
-	a.prog_fd = (__u32)prog_fd;
-	a.attach_type = UPROBE_MULTI_ATTACH;
-	a.path = (__u64)(uintptr_t)path;
-	a.offsets = (__u64)(uintptr_t)offsets;
-	a.cookies = (__u64)(uintptr_t)cookies;
-	a.cnt = cnt;
-	a.multi_flags = ret ? UPROBE_MULTI_RETURN : 0;
-	a.pid = (__u32)pid;
-	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
-	return fd < 0 ? -errno : (int)fd;
-}
-
-static int attach_multi(struct trace_session *t)
-{
-	size_t nr = t->syms.nr_funcs, b, i;
-	int nr_bind = t->nr_bind_pids ? t->nr_bind_pids : 1, err = 0, k, pi;
-	__u64 *offsets, *cookies;
-
-	t->multi_fds = calloc(2 * t->syms.nr_binaries * (size_t)nr_bind, sizeof(*t->multi_fds));
-	offsets = calloc(nr, sizeof(*offsets));
-	cookies = calloc(nr, sizeof(*cookies));
-	if (!t->multi_fds || !offsets || !cookies) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (b = 0; b < t->syms.nr_binaries && !err; b++) {
-		__u32 cnt = 0;
-
-		for (i = 0; i < nr; i++) {
-			const struct trace_func *f = &t->syms.funcs[i];
-
-			if (f->binary != b)
-				continue;
-			offsets[cnt] = f->file_off;
-			cookies[cnt++] = PREC_TRACE_COOKIE(f->id, f->binary, f->file_off);
-		}
-		for (pi = 0; pi < nr_bind && cnt && !err; pi++) {
-			int pid = t->nr_bind_pids ? t->bind_pids[pi] : 0;
-
-			for (k = 0; k < 2 && !err; k++) {
-				int fd = link_multi(bpf_program__fd(k ? t->skel->progs.trace_exit
-								       : t->skel->progs.trace_entry),
-						    t->syms.binaries[b].path, offsets, cookies, cnt,
-						    k == 1, pid);
-
-				if (fd < 0) {
-					err = fd;
-					pr_debug("trace: uprobe_multi link for %s (pid %d): %s",
-						 t->syms.binaries[b].path, pid, strerror(-err));
-				} else {
-					t->multi_fds[t->nr_multi++] = fd;
-					t->nr_probes += cnt;
-				}
-			}
-		}
-	}
-out:
-	free(offsets);
-	free(cookies);
-	return err;
-}
-
-static int attach_probes(struct trace_session *t)
-{
-	size_t i;
-	int k;
-
-	int nr_bind = t->nr_bind_pids ? t->nr_bind_pids : 1;
-
-	t->links = calloc(2 * t->syms.nr_funcs * (size_t)nr_bind + 1, sizeof(*t->links));
-	if (!t->links)
-		return -ENOMEM;
-	for (i = 0; i < t->syms.nr_funcs * (size_t)nr_bind; i++) {
-		const struct trace_func *f = &t->syms.funcs[i % t->syms.nr_funcs];
-		const char *path = t->syms.binaries[f->binary].path;
-		int pid = t->nr_bind_pids ? t->bind_pids[i / t->syms.nr_funcs] : -1;
-
-		for (k = 0; k < 2; k++) {
-			LIBBPF_OPTS(bpf_uprobe_opts, uo,
-				    .bpf_cookie = PREC_TRACE_COOKIE(f->id, f->binary, f->file_off),
-				    .retprobe = k == 1);
-			struct bpf_link *l;
-
-			l = bpf_program__attach_uprobe_opts(k ? t->skel->progs.trace_exit
-							      : t->skel->progs.trace_entry,
-							    pid, path, f->file_off, &uo);
-			if (!l) {
-				int err = -errno;
-
-				pr_err("trace: cannot attach %s to %s in %s: %s",
-				       k ? "uretprobe" : "uprobe", f->name, path, strerror(-err));
-				return err;
-			}
-			t->links[t->nr_links++] = l;
-			t->nr_probes++;
-		}
-	}
-	return 0;
-}
-
 static int load_programs(struct trace_session *t, int filter_mode, int targets_map_fd,
 			 bool multi)
 {
@@ -452,12 +304,25 @@ static int load_programs(struct trace_session *t, int filter_mode, int targets_m
 	if (!err && targets_map_fd >= 0)
 		err = bpf_map__reuse_fd(t->skel->maps.targets, targets_map_fd);
 	if (!err && multi)
-		err = bpf_program__set_expected_attach_type(t->skel->progs.trace_entry,
-							    UPROBE_MULTI_ATTACH);
-	if (!err && multi)
-		err = bpf_program__set_expected_attach_type(t->skel->progs.trace_exit,
-							    UPROBE_MULTI_ATTACH);
-	return err ? err : trace_bpf__load(t->skel);
+		err = trace_probes__prepare_multi(t->skel->progs.trace_entry,
+						  t->skel->progs.trace_exit);
+	if (!err)
+		err = trace_bpf__load(t->skel);
+	if (err && !multi)
+		pr_err("trace: cannot load the BPF programs: %s", strerror(-err));
+	return err;
+}
+
+static int load_and_attach(struct trace_session *t, int filter_mode, int targets_map_fd,
+			   const int *pids, int nr_pids, bool multi)
+{
+	int err = load_programs(t, filter_mode, targets_map_fd, multi);
+
+	if (!err)
+		err = trace_probes__attach(&t->probes, t->skel->progs.trace_entry,
+					   t->skel->progs.trace_exit, &t->syms, pids, nr_pids,
+					   multi);
+	return err;
 }
 
 int trace_session__attach(struct trace_session *t, int targets_map_fd, int filter_mode,
@@ -465,9 +330,6 @@ int trace_session__attach(struct trace_session *t, int targets_map_fd, int filte
 {
 	bool multi;
 	int err;
-
-	t->bind_pids = pids;
-	t->nr_bind_pids = nr_pids > 0 ? nr_pids : 0;
 
 	if (!t->syms.nr_funcs || t->skel)
 		return -EINVAL;
@@ -490,37 +352,20 @@ int trace_session__attach(struct trace_session *t, int targets_map_fd, int filte
 			return -EFBIG;
 		}
 	}
-	multi = multi_wanted();
-	err = load_programs(t, filter_mode, targets_map_fd, multi);
-	if (!err && multi) {
-		err = attach_multi(t);
-		if (err) {	/* an older kernel: one uprobe per function */
-			pr_debug("trace: no uprobe_multi links (%s); attaching uprobes one by one",
-				 strerror(-err));
-			detach(t);
-			t->nr_probes = 0;
-			trace_bpf__destroy(t->skel);
-			t->skel = NULL;
-			multi = false;
-			err = load_programs(t, filter_mode, targets_map_fd, false);
-		}
-	} else if (err && multi) {
-		pr_debug("trace: cannot load for uprobe_multi (%s); trying plain uprobes",
+	multi = trace_probes__multi_wanted();
+	err = load_and_attach(t, filter_mode, targets_map_fd, pids, nr_pids, multi);
+	if (err && multi) {	/* an older kernel: one uprobe per function */
+		pr_debug("trace: no uprobe_multi links (%s); attaching uprobes one by one",
 			 strerror(-err));
+		trace_probes__detach(&t->probes);
 		trace_bpf__destroy(t->skel);
 		t->skel = NULL;
 		multi = false;
-		err = load_programs(t, filter_mode, targets_map_fd, false);
+		err = load_and_attach(t, filter_mode, targets_map_fd, pids, nr_pids, multi);
 	}
-	if (err) {
-		pr_err("trace: cannot load the BPF programs: %s", strerror(-err));
+	if (err)
 		return err;
-	}
-	if (!multi) {
-		err = attach_probes(t);
-		if (err)
-			return err;
-	}
+	t->bound = nr_pids > 0;
 	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.trace_events), on_ring, t, NULL);
 	if (!t->rb) {
 		err = -errno;
@@ -532,7 +377,7 @@ int trace_session__attach(struct trace_session *t, int targets_map_fd, int filte
 		return -ENOMEM;
 	for (int cpu = 0; cpu < t->nr_cpus; cpu++)
 		t->cpu_ok[cpu] = mono_ns();	/* no record is older */
-	pr_debug("trace: %zu uprobes and uretprobes attached (%s)", t->nr_probes,
+	pr_debug("trace: %zu uprobes and uretprobes attached (%s)", t->probes.nr_probes,
 		 multi ? "uprobe_multi links" : "one link each");
 	return 0;
 }
@@ -858,18 +703,6 @@ __u64 trace_session__watermark(const struct trace_session *t)
 	return t->watermark;
 }
 
-static void detach(struct trace_session *t)
-{
-	size_t i;
-
-	for (i = 0; i < t->nr_links; i++)
-		bpf_link__destroy(t->links[i]);
-	t->nr_links = 0;
-	for (i = 0; i < t->nr_multi; i++)
-		close(t->multi_fds[i]);
-	t->nr_multi = 0;
-}
-
 int trace_session__finish(struct trace_session *t, struct perfdata_writer *w)
 {
 	bool fresh = false;
@@ -877,7 +710,7 @@ int trace_session__finish(struct trace_session *t, struct perfdata_writer *w)
 
 	if (!t->rb)
 		return -EINVAL;
-	detach(t);
+	trace_probes__detach(&t->probes);
 	/* When a round begun after the detach is complete, all is in hand. */
 	for (i = 0; i < 4 && !err; i++) {
 		fresh = !round_open(t);
@@ -929,7 +762,7 @@ void trace_session__print_stats(const struct trace_session *t)
 	if (t->k_foreign)
 		pr_info("trace: %llu hits in tasks outside the targets dropped%s",
 			(unsigned long long)t->k_foreign,
-			t->nr_bind_pids ? "" : " (those processes still took the traps; "
+			t->bound ? "" : " (those processes still took the traps; "
 			"-i binds the probes to the targets)");
 	pr_debug("trace: %llu returns without an entry (calls begun before tracing), %llu calls still running, %llu exits never seen, %llu late records, %llu bad function ids",
 		 (unsigned long long)st->orphans,
@@ -953,9 +786,7 @@ void trace_session__free(struct trace_session *t)
 
 	if (!t)
 		return;
-	detach(t);
-	free(t->links);
-	free(t->multi_fds);
+	trace_probes__free(&t->probes);
 	ring_buffer__free(t->rb);
 	trace_bpf__destroy(t->skel);
 	for (i = 0; i < t->nr_specs; i++)
