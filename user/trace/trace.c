@@ -352,6 +352,11 @@ int trace_session__attach(struct trace_session *t, int targets_map_fd, int filte
 			return -EFBIG;
 		}
 	}
+	t->cpu_ok = calloc((size_t)t->nr_cpus, sizeof(*t->cpu_ok));
+	if (!t->cpu_ok)
+		return -ENOMEM;
+	for (int cpu = 0; cpu < t->nr_cpus; cpu++)
+		t->cpu_ok[cpu] = mono_ns();	/* before the probes: no record is older */
 	multi = trace_probes__multi_wanted();
 	err = load_and_attach(t, filter_mode, targets_map_fd, pids, nr_pids, multi);
 	if (err && multi) {	/* an older kernel: one uprobe per function */
@@ -372,11 +377,6 @@ int trace_session__attach(struct trace_session *t, int targets_map_fd, int filte
 		pr_err("trace: cannot set up the ring buffer: %s", strerror(-err));
 		return err;
 	}
-	t->cpu_ok = calloc((size_t)t->nr_cpus, sizeof(*t->cpu_ok));
-	if (!t->cpu_ok)
-		return -ENOMEM;
-	for (int cpu = 0; cpu < t->nr_cpus; cpu++)
-		t->cpu_ok[cpu] = mono_ns();	/* no record is older */
 	pr_debug("trace: %zu uprobes and uretprobes attached (%s)", t->probes.nr_probes,
 		 multi ? "uprobe_multi links" : "one link each");
 	return 0;
