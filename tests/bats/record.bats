@@ -102,6 +102,13 @@ REQ=BUILD_ID,CPU_TOPOLOGY,AUXTRACE,EVENT_DESC,CLOCKID,CLOCK_DATA
 	echo "$output" | grep -E '\[kernel\.kallsyms\] +\[k\] [a-z_]' | head -1 | grep -q .
 	! echo "$output" | grep -E '\[kernel\.kallsyms\] +\[k\] 0x' | grep -q .
 	lint x.data
+	# the kernel's map: the same start, length and pgoff as perf record's
+	perf record -q -o p.data -- true 2>/dev/null
+	mine=$(perf script -i x.data --show-mmap-events 2>/dev/null | grep -m1 -o '\[0x[0-9a-f]*(0x[0-9a-f]*) @ 0x[0-9a-f]*\]: x \[kernel.kallsyms\]_text')
+	perfs=$(perf script -i p.data --show-mmap-events 2>/dev/null | grep -m1 -o '\[0x[0-9a-f]*(0x[0-9a-f]*) @ 0x[0-9a-f]*\]: x \[kernel.kallsyms\]_text')
+	echo "precord: $mine" >&2
+	echo "perf:    $perfs" >&2
+	[ -n "$mine" ] && [ "$mine" = "$perfs" ]
 }
 
 @test "a binary that only existed in another mount namespace still resolves" {
