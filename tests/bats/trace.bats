@@ -108,6 +108,15 @@ trace_p_with_other() {
 	[[ "$output" == *" 10 traced calls"* ]]
 }
 
+@test "on a terminal, progress shows samples, traced calls, size and losses" {
+	need "script (util-linux)" command -v script
+	script -qec "$PRECORD --trace '$TR:*er' -o x.data -- $TR 50 200000" tty.log > /dev/null
+	tr '\r' '\n' < tty.log > tty.txt
+	cat tty.txt >&2
+	grep -Eq '\[ precord: [0-9.]+ s, [0-9]+ samples, [0-9]+ traced calls, [0-9.]+ MB, [0-9]+ lost \]' tty.txt
+	grep -q 'Captured and wrote .* (0 samples, 400100 traced calls, 0 lost)' tty.txt
+}
+
 @test "tracing together with sampling passes perfdata-lint" {
 	"$PRECORD" -q -F 999 -g --trace "$TR:outer" -o x.data -- "$TR" 40 200000000
 	lint x.data --require EVENT_DESC,BUILD_ID

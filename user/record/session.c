@@ -90,10 +90,15 @@ static void status_show(struct session *s)
 	double secs = (double)(now_ns(CLOCK_MONOTONIC) - s->start_ns) / 1e9;
 	__u64 lost = s->lost_reported + s->sb_lost;
 
+	char calls[48] = "";
+
 	if (!status_on)
 		return;
-	fprintf(stderr, "\r\033[K[ precord: %.1f s, %llu samples, %.3f MB, %llu lost ]",
-		secs, (unsigned long long)s->samples,
+	if (s->ts)
+		snprintf(calls, sizeof(calls), ", %llu traced calls",
+			 (unsigned long long)session_trace_calls(s));
+	fprintf(stderr, "\r\033[K[ precord: %.1f s, %llu samples%s, %.3f MB, %llu lost ]",
+		secs, (unsigned long long)s->samples, calls,
 		(double)perfdata_writer__file_size(s->w) / (1024.0 * 1024.0),
 		(unsigned long long)lost);
 	status_shown = true;

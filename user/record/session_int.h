@@ -81,6 +81,7 @@ int session_trace_fd(struct session *s);		/* -1: none */
 __u64 session_trace_watermark(struct session *s);	/* ~0: no limit */
 int session_trace_finish(struct session *s);
 __u64 session_trace_lost(struct session *s);
+__u64 session_trace_calls(struct session *s);	/* function entries so far */
 void session_trace_summary(struct session *s, char *buf, size_t n);
 void session_trace_free(struct session *s);
 

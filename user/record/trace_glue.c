@@ -128,6 +128,15 @@ __u64 session_trace_lost(struct session *s)
 	return lost;
 }
 
+__u64 session_trace_calls(struct session *s)
+{
+	__u64 calls = 0;
+
+	if (s->ts)
+		trace_session__stats(s->ts, &calls, NULL);
+	return calls;
+}
+
 void session_trace_summary(struct session *s, char *buf, size_t n)
 {
 	__u64 calls = 0, lost = 0;
