@@ -20,8 +20,7 @@
 #define MAX_WARNINGS		10
 
 struct jitdump_reader {
-	char *path;
-	int fd;
+	struct input_file in;
 	bool have_header, swap, dead;
 	struct jitdump_header hdr;
 	__u64 off;			/* first byte not consumed */
@@ -34,26 +33,21 @@ struct jitdump_reader {
 
 struct jitdump_reader *jitdump_reader__new(const char *path, int fd)
 {
-	struct jitdump_reader *r;
+	struct jitdump_reader *r = calloc(1, sizeof(*r));
+	int err;
 
-	if (!path)
-		path = "(jitdump)";
-	fd = open_regular_file(path, fd);
-	if (fd < 0) {
-		errno = -fd;
-		return NULL;
-	}
-	r = calloc(1, sizeof(*r));
-	if (r)
-		r->path = strdup(path);
-	if (!r || !r->path) {
-		if (r)
-			free(r);
-		close(fd);
+	if (!r) {
+		if (fd >= 0)
+			close(fd);
 		errno = ENOMEM;
 		return NULL;
 	}
-	r->fd = fd;
+	err = input_file_open(&r->in, path, fd, "(jitdump)");
+	if (err) {
+		free(r);
+		errno = -err;
+		return NULL;
+	}
 	return r;
 }
 
@@ -61,10 +55,8 @@ void jitdump_reader__free(struct jitdump_reader *r)
 {
 	if (!r)
 		return;
-	if (r->fd >= 0)
-		close(r->fd);
+	input_file_close(&r->in);
 	free(r->buf);
-	free(r->path);
 	free(r);
 }
 
@@ -105,9 +97,9 @@ static void reader_warn(struct jitdump_reader *r, __u64 off, const char *why)
 	r->bad++;
 	if (r->warnings < MAX_WARNINGS)
 		pr_warn("jitdump %s: offset %llu: %s; record skipped",
-			r->path, (unsigned long long)off, why);
+			r->in.path, (unsigned long long)off, why);
 	else if (r->warnings == MAX_WARNINGS)
-		pr_warn("jitdump %s: more bad records; not reporting them", r->path);
+		pr_warn("jitdump %s: more bad records; not reporting them", r->in.path);
 	r->warnings++;
 }
 
@@ -118,14 +110,14 @@ static int reader_header(struct jitdump_reader *r)
 	ssize_t n;
 	int err;
 
-	n = pread_full(r->fd, buf, sizeof(buf), 0);
+	n = pread_full(r->in.fd, buf, sizeof(buf), 0);
 	if (n < 0)
 		return (int)n;
 	err = jitdump_parse_header(buf, (size_t)n, &r->hdr, &r->swap, &why);
 	if (err == -EAGAIN)
 		return 0;		/* not written yet: try again later */
 	if (err) {
-		pr_warn("jitdump %s: %s; file ignored", r->path, why);
+		pr_warn("jitdump %s: %s; file ignored", r->in.path, why);
 		r->dead = true;
 		return err;
 	}
@@ -156,7 +148,7 @@ static ssize_t reader_parse_buf(struct jitdump_reader *r, size_t n, size_t *need
 		if (k == -EINVAL) {
 			reader_warn(r, r->off + pos, why);
 			pr_warn("jitdump %s: cannot find the next record after offset %llu; rest of the file ignored",
-				r->path, (unsigned long long)(r->off + pos));
+				r->in.path, (unsigned long long)(r->off + pos));
 			r->dead = true;
 			return pos;
 		}
@@ -172,7 +164,7 @@ static ssize_t reader_parse_buf(struct jitdump_reader *r, size_t n, size_t *need
 		     rec.prefix.id > SAMPLY_EMBEDDED_SOURCE_FILE)) {
 			if (!r->unknown++)
 				pr_debug("jitdump %s: offset %llu: unknown record id %u skipped",
-					 r->path, (unsigned long long)rec.file_offset,
+					 r->in.path, (unsigned long long)rec.file_offset,
 					 rec.prefix.id);
 			continue;
 		}
@@ -201,7 +193,7 @@ int jitdump_reader__read(struct jitdump_reader *r, jitdump_record_cb cb, void *c
 		return -ENOMEM;
 	for (;;) {
 		size_t need;
-		ssize_t n = pread_full(r->fd, r->buf, r->cap, r->off);
+		ssize_t n = pread_full(r->in.fd, r->buf, r->cap, r->off);
 		ssize_t used;
 
 		if (n < 0)
@@ -256,5 +248,5 @@ __u64 jitdump_reader__unknown(const struct jitdump_reader *r)
 
 const char *jitdump_reader__path(const struct jitdump_reader *r)
 {
-	return r->path;
+	return r->in.path;
 }

@@ -105,8 +105,7 @@ int perfmap_parse_line(const char *line, size_t len, struct perfmap_entry *e,
 }
 
 struct perfmap_reader {
-	char *path;
-	int fd;
+	struct input_file in;
 	__u64 off;		/* first byte not consumed */
 	__u64 line_no;		/* lines consumed */
 	__u64 bad;
@@ -117,31 +116,24 @@ struct perfmap_reader {
 
 struct perfmap_reader *perfmap_reader__new(const char *path, int fd)
 {
-	struct perfmap_reader *r;
+	struct perfmap_reader *r = calloc(1, sizeof(*r));
+	int err = r ? 0 : -ENOMEM;
 
-	if (!path)
-		path = "(perf map)";
-	fd = open_regular_file(path, fd);
-	if (fd < 0) {
-		errno = -fd;
-		return NULL;
-	}
-	r = calloc(1, sizeof(*r));
-	if (r) {
-		r->path = strdup(path);
+	if (r)
 		r->buf = malloc(READ_CHUNK);
-	}
-	if (!r || !r->path || !r->buf) {
-		if (r) {
-			free(r->path);
-			free(r->buf);
-		}
-		free(r);
+	if (r && !r->buf)
+		err = -ENOMEM;
+	if (!err)
+		err = input_file_open(&r->in, path, fd, "(perf map)");
+	else if (fd >= 0)
 		close(fd);
-		errno = ENOMEM;
+	if (err) {
+		if (r)
+			free(r->buf);
+		free(r);
+		errno = -err;
 		return NULL;
 	}
-	r->fd = fd;
 	return r;
 }
 
@@ -149,10 +141,8 @@ void perfmap_reader__free(struct perfmap_reader *r)
 {
 	if (!r)
 		return;
-	if (r->fd >= 0)
-		close(r->fd);
+	input_file_close(&r->in);
 	free(r->buf);
-	free(r->path);
 	free(r);
 }
 
@@ -160,10 +150,10 @@ static void reader_warn(struct perfmap_reader *r, const char *why)
 {
 	r->bad++;
 	if (r->warnings < MAX_WARNINGS)
-		pr_warn("perf map %s: line %llu: %s; line skipped", r->path,
+		pr_warn("perf map %s: line %llu: %s; line skipped", r->in.path,
 			(unsigned long long)r->line_no, why);
 	else if (r->warnings == MAX_WARNINGS)
-		pr_warn("perf map %s: more bad lines; not reporting them", r->path);
+		pr_warn("perf map %s: more bad lines; not reporting them", r->in.path);
 	r->warnings++;
 }
 
@@ -205,7 +195,7 @@ int perfmap_reader__read(struct perfmap_reader *r, bool final,
 	int delivered = 0, err;
 
 	for (;;) {
-		ssize_t n = pread_some(r->fd, r->buf, READ_CHUNK, r->off);
+		ssize_t n = pread_some(r->in.fd, r->buf, READ_CHUNK, r->off);
 		size_t pos = 0;
 
 		if (n < 0)
@@ -260,5 +250,5 @@ __u64 perfmap_reader__bad(const struct perfmap_reader *r)
 
 const char *perfmap_reader__path(const struct perfmap_reader *r)
 {
-	return r->path;
+	return r->in.path;
 }

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,4 +46,28 @@ int open_regular_file(const char *path, int fd)
 		return -EINVAL;
 	}
 	return fd;
+}
+
+int input_file_open(struct input_file *f, const char *path, int fd, const char *name)
+{
+	f->path = NULL;
+	f->fd = open_regular_file(path ? path : name, fd);
+	if (f->fd < 0)
+		return f->fd;
+	f->path = strdup(path ? path : name);
+	if (!f->path) {
+		close(f->fd);
+		f->fd = -1;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void input_file_close(struct input_file *f)
+{
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+	free(f->path);
+	f->path = NULL;
 }

@@ -20,4 +20,17 @@ int array_grow(void **v, size_t *cap, size_t need, size_t elem);
  */
 int open_regular_file(const char *path, int fd);
 
+/* Such a file kept open by a reader: its fd and the name its messages use. */
+struct input_file {
+	int fd;
+	char *path;
+};
+
+/*
+ * open_regular_file(path, fd) into f, with a copy of path (name when path
+ * is NULL).  0, or -errno with nothing left open (fd closed too).
+ */
+int input_file_open(struct input_file *f, const char *path, int fd, const char *name);
+void input_file_close(struct input_file *f);
+
 #endif
