@@ -39,20 +39,23 @@ static void le_put(__u8 *p, __u64 v, int n)
 		p[i] = (__u8)(v >> (8 * i));
 }
 
+/* A metadata record whose payload is one little-endian value of n bytes. */
+static int put_md_value(struct pbuf *out, unsigned int kind, __u64 v, int n)
+{
+	__u8 p[8];
+
+	le_put(p, v, n);
+	return xray_put_md(out, kind, p, (size_t)n);
+}
+
 int xray_put_new_buffer(struct pbuf *out, __u32 tid)
 {
-	__u8 p[4];
-
-	le_put(p, tid, 4);
-	return xray_put_md(out, PREC_XRAY_MD_NEW_BUFFER, p, sizeof(p));
+	return put_md_value(out, PREC_XRAY_MD_NEW_BUFFER, tid, 4);
 }
 
 int xray_put_pid(struct pbuf *out, __u32 pid)
 {
-	__u8 p[4];
-
-	le_put(p, pid, 4);
-	return xray_put_md(out, PREC_XRAY_MD_PID, p, sizeof(p));
+	return put_md_value(out, PREC_XRAY_MD_PID, pid, 4);
 }
 
 int xray_put_new_cpu(struct pbuf *out, __u16 cpu, __u64 time)
@@ -66,10 +69,7 @@ int xray_put_new_cpu(struct pbuf *out, __u16 cpu, __u64 time)
 
 int xray_put_tsc_wrap(struct pbuf *out, __u64 time)
 {
-	__u8 p[8];
-
-	le_put(p, time, 8);
-	return xray_put_md(out, PREC_XRAY_MD_TSC_WRAP, p, sizeof(p));
+	return put_md_value(out, PREC_XRAY_MD_TSC_WRAP, time, 8);
 }
 
 int xray_put_walltime(struct pbuf *out, __u64 sec, __u32 usec)
@@ -83,10 +83,7 @@ int xray_put_walltime(struct pbuf *out, __u64 sec, __u32 usec)
 
 int xray_put_call_arg(struct pbuf *out, __u64 arg)
 {
-	__u8 p[8];
-
-	le_put(p, arg, 8);
-	return xray_put_md(out, PREC_XRAY_MD_CALL_ARGUMENT, p, sizeof(p));
+	return put_md_value(out, PREC_XRAY_MD_CALL_ARGUMENT, arg, 8);
 }
 
 int xray_put_end_of_buffer(struct pbuf *out)
@@ -96,10 +93,7 @@ int xray_put_end_of_buffer(struct pbuf *out)
 
 int xray_put_buffer_extents(struct pbuf *out, __u64 size)
 {
-	__u8 p[8];
-
-	le_put(p, size, 8);
-	return xray_put_md(out, PREC_XRAY_MD_BUFFER_EXTENTS, p, sizeof(p));
+	return put_md_value(out, PREC_XRAY_MD_BUFFER_EXTENTS, size, 8);
 }
 
 int xray_put_load_bias(struct pbuf *out, __u64 bias, __u8 slot)
