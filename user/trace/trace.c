@@ -329,6 +329,7 @@ int trace_session__attach(struct trace_session *t, int targets_map_fd, int filte
 			  const int *pids, int nr_pids)
 {
 	bool multi;
+	__u64 now;
 	int err;
 
 	if (!t->syms.nr_funcs || t->skel)
@@ -355,8 +356,9 @@ int trace_session__attach(struct trace_session *t, int targets_map_fd, int filte
 	t->cpu_ok = calloc((size_t)t->nr_cpus, sizeof(*t->cpu_ok));
 	if (!t->cpu_ok)
 		return -ENOMEM;
+	now = mono_ns();		/* before the probes: no record is older */
 	for (int cpu = 0; cpu < t->nr_cpus; cpu++)
-		t->cpu_ok[cpu] = mono_ns();	/* before the probes: no record is older */
+		t->cpu_ok[cpu] = now;
 	multi = trace_probes__multi_wanted();
 	err = load_and_attach(t, filter_mode, targets_map_fd, pids, nr_pids, multi);
 	if (err && multi) {	/* an older kernel: one uprobe per function */

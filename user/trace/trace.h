@@ -58,9 +58,10 @@ int trace_session__attach(struct trace_session *t, int targets_map_fd, int filte
 /* The ring buffer's epoll fd, readable when trace blocks are waiting. */
 int trace_session__fd(const struct trace_session *t);
 /*
- * Non-blocking: every 50 ms at most, push out the per-CPU partial blocks;
- * drain the ring buffer; queue the samples of every call whose records
- * are all in (perfdata_writer__queue).  Returns 0 or -errno.
+ * Non-blocking: every 5 ms at most, push out the per-CPU partial blocks;
+ * drain the ring buffer (for 50 ms at most); queue the samples of every
+ * call whose records are all in (perfdata_writer__queue_space).  Returns
+ * 0 or -errno.
  */
 int trace_session__consume(struct trace_session *t, struct perfdata_writer *w);
 /*

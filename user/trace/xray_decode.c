@@ -237,9 +237,9 @@ int xray_parse_ring_block(const void *rec, size_t size, struct prec_trace_block 
 #define MAX_SEARCH	1024	/* frames an exit looks through for its entry */
 
 /*
- * A queued event, compact (32 bytes: the events of ~100 ms of tracing sit
- * here until their flush round completes).  The rarely present parts
- * (arguments, a load bias) go to the thread's extras.
+ * A queued event, compact (32 bytes: events sit here until their flush
+ * round completes).  The rarely present parts (arguments, a load bias) go
+ * to the thread's extras.
  */
 struct queued {
 	__u64 time;
@@ -271,7 +271,8 @@ struct thread {
 	__u64 done_time;	/* time of the last processed event */
 	struct queued *q;	/* events q[qh..nq) are queued */
 	size_t qh, nq, q_cap;
-	struct extra *extra;	/* compacted when the queue empties or grows */
+	struct extra *extra;	/* emptied when none is referenced, compacted
+				 * when the dead outnumber the live */
 	size_t nx, x_cap, x_live;
 	struct xray_frame *stack;
 	size_t depth, s_cap;
@@ -371,24 +372,6 @@ static struct thread *get_thread(struct xray_calls *c, __u32 tid)
 	return t;
 }
 
-/* Grow *p (elements of size sz) to hold at least n; 0 or -ENOMEM. */
-static int grow_array(void **p, size_t *cap, size_t n, size_t sz)
-{
-	size_t ncap = *cap ? *cap : 16;
-	void *np;
-
-	if (n <= *cap)
-		return 0;
-	while (ncap < n)
-		ncap *= 2;
-	np = realloc(*p, ncap * sz);
-	if (!np)
-		return -ENOMEM;
-	*p = np;
-	*cap = ncap;
-	return 0;
-}
-
 /* Move the extras still referenced to the front of the array. */
 static void compact_extras(struct thread *t)
 {
@@ -424,7 +407,7 @@ int xray_calls__push(struct xray_calls *c, const struct xray_event *ev)
 		t->nq -= t->qh;
 		t->qh = 0;
 	}
-	if (grow_array((void **)&t->q, &t->q_cap, t->nq + 1, sizeof(*t->q)))
+	if (ARRAY_GROW(t->q, t->q_cap, t->nq + 1))
 		return -ENOMEM;
 	if (extra) {
 		/* Extras of drained events are dead: reclaim them when they
@@ -433,7 +416,7 @@ int xray_calls__push(struct xray_calls *c, const struct xray_event *ev)
 		if (t->nx >= 64 && t->x_live < t->nx / 2)
 			compact_extras(t);
 		if (t->nx >= NO_EXTRA ||
-		    grow_array((void **)&t->extra, &t->x_cap, t->nx + 1, sizeof(*t->extra)))
+		    ARRAY_GROW(t->extra, t->x_cap, t->nx + 1))
 			return -ENOMEM;
 	}
 	if (t->nq > t->qh && ev->time < t->q[t->nq - 1].time)
@@ -508,7 +491,7 @@ static int do_entry(struct xray_calls *c, struct thread *t, const struct xray_ev
 	c->cur = NULL;
 	if (t->depth >= MAX_DEPTH) {
 		c->st.too_deep++;
-	} else if (grow_array((void **)&t->stack, &t->s_cap, t->depth + 1, sizeof(*t->stack))) {
+	} else if (ARRAY_GROW(t->stack, t->s_cap, t->depth + 1)) {
 		return -ENOMEM;
 	} else {
 		c->cur = &t->stack[t->depth++];
