@@ -84,6 +84,29 @@ TEST(sample_user_regs)
 	pbuf_free(&b);
 }
 
+/* The in-place writer of the hot path gives perfdata_encode_sample's bytes. */
+TEST(base_sample_in_place_matches_encoder)
+{
+	struct perfdata_sample s = { .misc = PERF_RECORD_MISC_USER, .id = 0x7e00000000000003ULL,
+				     .ip = 0x401136, .pid = 11, .tid = 12, .time = 123456789,
+				     .cpu = 3, .period = 777, .weight = 777 };
+
+	for (int weight = 0; weight < 2; weight++) {
+		__u64 st = PREC_SAMPLE_BASE_BITS | (weight ? PERF_SAMPLE_WEIGHT : 0);
+		__u8 dst[128];
+		struct pbuf b = { 0 };
+		size_t n = perfdata_base_sample_size(weight);
+
+		CHECK_EQ(perfdata_encode_sample(&b, st, &s), 0);
+		CHECK_EQ(n, b.len);
+		memset(dst, 0xa5, sizeof(dst));
+		perfdata_put_base_sample(dst, &s, weight);
+		CHECK(!memcmp(dst, b.data, b.len));
+		CHECK_EQ(dst[n], 0xa5);		/* nothing written past the record */
+		pbuf_free(&b);
+	}
+}
+
 TEST(sample_minimal_and_unsupported_bits)
 {
 	struct perfdata_sample s = { .ip = 1 };
@@ -231,6 +254,7 @@ int main(void)
 {
 	RUN(sample_all_fields);
 	RUN(sample_user_regs);
+	RUN(base_sample_in_place_matches_encoder);
 	RUN(sample_minimal_and_unsupported_bits);
 	RUN(sample_too_big_is_refused_whole);
 	RUN(comm_truncates_and_pads);

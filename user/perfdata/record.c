@@ -6,7 +6,6 @@
 #include "perfdata/record.h"
 
 #include <errno.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 

@@ -13,6 +13,7 @@
 #define PRECORD_PERFDATA_RECORD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <linux/perf_event.h>
 #include <linux/types.h>
 
@@ -55,6 +56,56 @@ struct perfdata_sample {
  * nr_regs must be the number of bits in the attr's sample_regs_user. */
 int perfdata_encode_sample(struct pbuf *out, __u64 sample_type,
 			   const struct perfdata_sample *s);
+
+/*
+ * The hot path's sample: PREC_SAMPLE_BASE_BITS, plus PERF_SAMPLE_WEIGHT
+ * when weight.  perfdata_base_sample_size() bytes (header included) that
+ * perfdata_put_base_sample() writes at dst, the same bytes as
+ * perfdata_encode_sample() with these bits, without a buffer to grow
+ * (dst is, e.g., perfdata_writer__queue_space()).
+ */
+struct perfdata_base_sample {
+	struct perf_event_header h;
+	__u64 id;		/* PERF_SAMPLE_IDENTIFIER */
+	__u64 ip;
+	__u32 pid, tid;
+	__u64 time;
+	__u32 cpu, res;
+	__u64 period;
+	__u64 weight;		/* with weight only */
+};
+
+_Static_assert(sizeof(struct perfdata_base_sample) == 64, "perfdata_base_sample layout");
+_Static_assert(PREC_SAMPLE_BASE_BITS == (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
+	       PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD),
+	       "struct perfdata_base_sample follows PREC_SAMPLE_BASE_BITS");
+
+static inline size_t perfdata_base_sample_size(bool weight)
+{
+	return weight ? sizeof(struct perfdata_base_sample)
+		      : offsetof(struct perfdata_base_sample, weight);
+}
+
+/* Inline: it runs twice per traced call. */
+static inline void perfdata_put_base_sample(void *dst, const struct perfdata_sample *s,
+					    bool weight)
+{
+	struct perfdata_base_sample *r = dst;
+
+	r->h.type = PERF_RECORD_SAMPLE;
+	r->h.misc = s->misc;
+	r->h.size = (__u16)perfdata_base_sample_size(weight);
+	r->id = s->id;
+	r->ip = s->ip;
+	r->pid = s->pid;
+	r->tid = s->tid;
+	r->time = s->time;
+	r->cpu = s->cpu;
+	r->res = 0;
+	r->period = s->period;
+	if (weight)
+		r->weight = s->weight;
+}
 
 int perfdata_encode_comm(struct pbuf *out, __u32 pid, __u32 tid,
 			 const char *comm, bool exec,

@@ -570,73 +570,46 @@ static int encode_args_sample(struct trace_session *t, const struct perfdata_sam
 	return 0;
 }
 
-/* A sample of PREC_SAMPLE_BASE_BITS (| PERF_SAMPLE_WEIGHT for returns),
- * fields in perf's order, written straight into the writer's queue. */
-struct trace_sample {
-	struct perf_event_header h;
-	__u64 id;		/* PERF_SAMPLE_IDENTIFIER */
-	__u64 ip;
-	__u32 pid, tid;
-	__u64 time;
-	__u32 cpu, res;
-	__u64 period;
-	__u64 weight;		/* returns only */
-};
-
-_Static_assert(sizeof(struct trace_sample) == 64, "trace_sample layout");
-_Static_assert(PREC_SAMPLE_BASE_BITS == (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
-	       PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD),
-	       "struct trace_sample follows PREC_SAMPLE_BASE_BITS");
-
 static int queue_sample(struct trace_session *t, const struct xray_call *c,
 			const struct trace_func *f, size_t idx)
 {
 	const struct xray_event *ev = c->ev;
 	bool entry = c->kind == XRAY_CALL_ENTRY;
-	size_t size = entry ? offsetof(struct trace_sample, weight) : sizeof(struct trace_sample);
-	struct trace_sample *r;
-	__u64 ip;
+	struct perfdata_sample s = {
+		.misc = PERF_RECORD_MISC_USER,
+		.id = TRACE_SAMPLE_ID_BASE + 2 * idx + !entry,
+		.pid = ev->pid,
+		.tid = ev->tid,
+		.time = ev->time,
+		.cpu = ev->cpu,
+		.period = entry ? 1 : c->duration,
+		.weight = entry ? 0 : c->duration,
+	};
+	int err = 0;
+	void *r;
 
 	if (entry) {
-		ip = entry_ip(t, ev, f);
-		xray_calls__set_ip(t->calls, ip);
+		s.ip = entry_ip(t, ev, f);
+		xray_calls__set_ip(t->calls, s.ip);
 	} else {
-		ip = c->entry->ip;
+		s.ip = c->entry->ip;
 	}
 	if (entry && t->reg_mask) {
-		struct perfdata_sample s = {
-			.misc = PERF_RECORD_MISC_USER, .id = TRACE_SAMPLE_ID_BASE + 2 * idx,
-			.ip = ip, .pid = ev->pid, .tid = ev->tid, .time = ev->time,
-			.cpu = ev->cpu, .period = 1,
-		};
-		int err;
-
 		pbuf_reset(&t->buf);
 		err = encode_args_sample(t, &s, ev);
 		if (!err)
 			err = perfdata_writer__queue(t->w, ev->time, t->buf.data, t->buf.len);
-		if (!err)
-			t->samples++;
-		return err;
+	} else {
+		/* written in place: no copy through a buffer per call */
+		r = perfdata_writer__queue_space(t->w, ev->time, perfdata_base_sample_size(!entry));
+		if (r)
+			perfdata_put_base_sample(r, &s, !entry);
+		else
+			err = -ENOMEM;
 	}
-	r = perfdata_writer__queue_space(t->w, ev->time, size);
-	if (!r)
-		return -ENOMEM;
-	r->h.type = PERF_RECORD_SAMPLE;
-	r->h.misc = PERF_RECORD_MISC_USER;
-	r->h.size = (__u16)size;
-	r->id = TRACE_SAMPLE_ID_BASE + 2 * idx + !entry;
-	r->ip = ip;
-	r->pid = ev->pid;
-	r->tid = ev->tid;
-	r->time = ev->time;
-	r->cpu = ev->cpu;
-	r->res = 0;
-	r->period = entry ? 1 : c->duration;
-	if (!entry)
-		r->weight = c->duration;
-	t->samples++;
-	return 0;
+	if (!err)
+		t->samples++;
+	return err;
 }
 
 static int on_call(void *ctx, const struct xray_call *c)
