@@ -213,11 +213,18 @@ int perfdata_writer__append(struct perfdata_writer *w, const void *rec, size_t s
 	return write_data(w, rec, size);
 }
 
+/* A record size perf.data cannot hold (header.size is 16 bits, records
+ * are 8-aligned). */
+static bool bad_size(size_t size)
+{
+	return size < sizeof(struct perf_event_header) || size > 0xffff || (size & 7);
+}
+
 void *perfdata_writer__queue_space(struct perfdata_writer *w, __u64 time, size_t size)
 {
 	void *p;
 
-	if (size < sizeof(struct perf_event_header) || size > 0xffff || (size & 7))
+	if (bad_size(size))
 		return NULL;
 	if ((w->nq >= w->q_cap || w->qdata.cap - w->qdata.len < size) &&
 	    (ARRAY_GROW(w->q, w->q_cap, w->nq + 1) || pbuf_reserve(&w->qdata, size))) {
@@ -239,8 +246,7 @@ int perfdata_writer__queue(struct perfdata_writer *w, __u64 time, const void *re
 	void *p = perfdata_writer__queue_space(w, time, size);
 
 	if (!p)
-		return size < sizeof(struct perf_event_header) || size > 0xffff || (size & 7) ?
-		       -EINVAL : -ENOMEM;
+		return bad_size(size) ? -EINVAL : -ENOMEM;
 	memcpy(p, rec, size);
 	return 0;
 }
