@@ -84,7 +84,6 @@ static __u64 iomem_kernel_code(void)
  */
 static void kallsyms_range(struct ksym_range *r)
 {
-	bool tried_iomem = false;
 	int fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
 	static char buf[1 << 16];
 	size_t have = 0;
@@ -102,15 +101,13 @@ static void kallsyms_range(struct ksym_range *r)
 			__u64 a;
 
 			if (sp && sp + 3 < nl && sp[3] == '_') {	/* only _*text matter */
-				if (ksym_is(p, len, "_text", &a)) {
-					__u64 size = tried_iomem ? 0 : iomem_kernel_code();
+				if (ksym_is(p, len, "_text", &a)) {	/* one such line */
+					__u64 size = iomem_kernel_code();
 
 					r->text = a;
-					tried_iomem = true;
 					if (size)
 						r->etext = a + size;
-				}
-				else if (!r->text && ksym_is(p, len, "_stext", &a))
+				} else if (!r->text && ksym_is(p, len, "_stext", &a))
 					r->text = a;
 				else if (ksym_is(p, len, "_etext", &a))
 					r->etext = a;
