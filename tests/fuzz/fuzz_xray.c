@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "trace/xray.h"
+#include "trace/xray_calls.h"
 #include "trace/xray_file.h"
 
 struct ctx {

@@ -11,6 +11,7 @@
 
 #include "harness.h"
 #include "trace/xray.h"
+#include "trace/xray_calls.h"
 
 #define MAX_EV 64
 

@@ -36,6 +36,7 @@
 #include "trace/probes.h"
 #include "trace/symbols.h"
 #include "trace/xray.h"
+#include "trace/xray_calls.h"
 #include "trace/xray_file.h"
 #include "util/log.h"
 

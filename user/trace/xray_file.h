@@ -10,7 +10,7 @@
 #include <stddef.h>
 
 #include "trace/symbols.h"
-#include "trace/xray.h"
+#include "trace/xray_calls.h"
 #include "util/buf.h"
 
 struct xray_file;
