@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "elf/buildid.h"
-#include "perfdata/env.h"
+#include "perfdata/features.h"
 #include "perfdata/record.h"
 #include "perfdata/writer.h"
 #include "precord/perf_file.h"

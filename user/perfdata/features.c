@@ -8,7 +8,7 @@
  * "str" below is perf's header string: u32 len, then the string
  * NUL-padded to len, a multiple of 64 (pbuf_put_perf_str).
  */
-#include "perfdata/env.h"
+#include "perfdata/features.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perfdata/env.h"
+#include "perfdata/features.h"
 
 #define SYS_CPU		"/sys/devices/system/cpu"
 #define SYS_NODE	"/sys/devices/system/node"

@@ -15,7 +15,7 @@
 #include <linux/perf_event.h>
 #include <linux/types.h>
 
-#include "perfdata/env.h"
+#include "perfdata/features.h"
 
 struct perfdata_writer;
 

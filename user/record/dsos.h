@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 
-#include "perfdata/env.h"
+#include "perfdata/features.h"
 
 struct dso_table;
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* What the feature-section writers need to know about a recording. */
-#ifndef PRECORD_PERFDATA_ENV_H
-#define PRECORD_PERFDATA_ENV_H
+/* The feature section: what its writers need to know about a recording,
+ * and the writers (features.c). */
+#ifndef PRECORD_PERFDATA_FEATURES_H
+#define PRECORD_PERFDATA_FEATURES_H
 
 #include <stdbool.h>
 #include <stddef.h>
