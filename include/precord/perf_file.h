@@ -3,7 +3,7 @@
  * On-disk perf.data layout that is not in the kernel UAPI: the file header,
  * file sections, feature ids and the user-space record types (>= 64).
  * Values are those of perf 6.1 (tools/perf/util/header.h, event.h); see
- * ../shared/docs/perf-facts.md.  Everything is native endian.
+ * docs/perf-data.md.  Everything is native endian.
  */
 #ifndef PRECORD_PERF_FILE_H
 #define PRECORD_PERF_FILE_H

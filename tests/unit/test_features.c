@@ -310,7 +310,7 @@ TEST(build_id_bytes)
 	memcpy(&u16, p + 4, 2);
 	CHECK_EQ(u16, 0x8001);			/* KERNEL | BUILD_ID_SIZE */
 	memcpy(&u16, p + 6, 2);
-	CHECK_EQ(u16, 100);			/* 36 + 64 (Exp in perf-facts) */
+	CHECK_EQ(u16, 100);			/* 36 + 64 (docs/perf-data.md §4) */
 	memcpy(&pid, p + 8, 4);
 	CHECK_EQ(pid, -1);
 	CHECK(!memcmp(p + 12, ids[0].id, 20));
