@@ -330,8 +330,9 @@ static void report_lost_images(struct session *s)
 
 	if (!st.images_lost)
 		return;
-	pr_err("%s writing JIT images in %s (%s): %llu image%s with %llu JIT functions not written; samples in them show as unresolved; %s",
-	       err == -ENOSPC ? "disk full" : err == -EDQUOT ? "disk quota exceeded" : "cannot write",
+	pr_err("%s JIT images in %s (%s): %llu image%s with %llu JIT functions not written; samples in them show as unresolved; %s",
+	       err == -ENOSPC ? "disk full writing" : err == -EDQUOT ?
+	       "disk quota exceeded writing" : "cannot write",
 	       s->jit->dir, strerror(-err), (unsigned long long)st.images_lost,
 	       st.images_lost > 1 ? "s" : "", (unsigned long long)st.funcs_lost,
 	       err == -ENOSPC || err == -EDQUOT ? "free some space, or record to another disk with -o" :

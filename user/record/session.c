@@ -460,8 +460,9 @@ static void report_stopped(struct session *s)
 	int err = perfdata_writer__error(s->w);
 	bool full = err == -ENOSPC || err == -EDQUOT;
 
-	pr_err("%s writing %s (%s): recording stopped; kept %llu samples%s up to the last complete flush; %s",
-	       err == -ENOSPC ? "disk full" : err == -EDQUOT ? "disk quota exceeded" : "write error",
+	pr_err("%s %s (%s): recording stopped; kept %llu samples%s up to the last complete flush; %s",
+	       err == -ENOSPC ? "disk full writing" : err == -EDQUOT ?
+	       "disk quota exceeded writing" : "cannot write",
 	       s->o->output, strerror(-err), (unsigned long long)perfdata_writer__samples(s->w),
 	       s->ts ? " (traced entries and returns included)" : "",
 	       full ? "free some space, or record to another disk with -o" :

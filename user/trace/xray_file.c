@@ -205,8 +205,8 @@ int xray_map_encode(const struct trace_func *funcs, size_t nr, struct pbuf *out)
 /* Why a write failed, for the message: the disk, or something else. */
 static const char *failure(int err)
 {
-	return err == -ENOSPC ? "disk full" : err == -EDQUOT ? "disk quota exceeded" :
-	       "cannot write";
+	return err == -ENOSPC ? "disk full writing" : err == -EDQUOT ?
+	       "disk quota exceeded writing" : "cannot write";
 }
 
 /* 0 or -errno (said why); a file not written whole is removed. */
@@ -237,7 +237,7 @@ static int write_file(const char *path, const struct pbuf *b)
 		err = -errno;
 	if (err) {
 		unlink(path);
-		pr_err("trace: %s writing '%s' (%s): the XRay log is not written (removed); the traced calls are in perf.data; %s",
+		pr_err("trace: %s '%s' (%s): the XRay log is not written (removed); the traced calls are in perf.data; %s",
 		       failure(err), path, strerror(-err),
 		       err == -ENOSPC || err == -EDQUOT ?
 		       "free some space, or give --xray-out a file on another disk" :
