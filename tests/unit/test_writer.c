@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /* perf.data writer: lay out a small file, read the layout back. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -11,8 +13,54 @@
 #include "precord/perf_file.h"
 #include "perfdata/record.h"
 #include "perfdata/writer.h"
+#include "util/log.h"
 
 static char path[] = "/tmp/precord-test-writer.XXXXXX";
+
+/*
+ * A small disk, for the file on disk_fd only: pwrite and fallocate are
+ * interposed (this binary's definitions come before libc's).  Blocks
+ * past disk_cap cannot be allocated: fallocate fails, and a write is cut
+ * there (the bytes before it are written, the next call fails), as a full
+ * file system does.  disk_no_fallocate: a file system without fallocate.
+ */
+static int disk_fd = -1;
+static __u64 disk_cap;
+static int disk_errno = ENOSPC;
+static bool disk_no_fallocate;
+
+ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+	static ssize_t (*real)(int, const void *, size_t, off_t);
+
+	if (!real)
+		*(void **)&real = dlsym(RTLD_NEXT, "pwrite");
+	if (fd == disk_fd && off >= 0 && (__u64)off + n > disk_cap) {
+		if ((__u64)off >= disk_cap) {
+			errno = disk_errno;
+			return -1;
+		}
+		n = disk_cap - (__u64)off;
+	}
+	return real(fd, buf, n, off);
+}
+
+int fallocate(int fd, int mode, off_t off, off_t len)
+{
+	static int (*real)(int, int, off_t, off_t);
+
+	if (!real)
+		*(void **)&real = dlsym(RTLD_NEXT, "fallocate");
+	if (fd == disk_fd && disk_no_fallocate) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	if (fd == disk_fd && (__u64)off + (__u64)len > disk_cap) {
+		errno = disk_errno;
+		return -1;
+	}
+	return real(fd, mode, off, len);
+}
 
 static __u8 *slurp(size_t *len)
 {
@@ -42,6 +90,10 @@ static struct perfdata_writer *new_writer(void)
 
 	if (fd < 0)
 		return NULL;
+	disk_fd = fd;			/* a disk with room, until a test says */
+	disk_cap = ~0ULL >> 1;
+	disk_errno = ENOSPC;
+	disk_no_fallocate = false;
 	w = perfdata_writer__new(fd);
 	CHECK_EQ(perfdata_writer__add_evsel(w, &a, "cpu-clock", ids0, 2), 0);
 	a.config = PERF_COUNT_SW_DUMMY;
@@ -53,6 +105,7 @@ static struct perfdata_writer *new_writer(void)
 static void free_writer(struct perfdata_writer *w)
 {
 	perfdata_writer__free(w);
+	disk_fd = -1;
 	unlink(path);
 	strcpy(path, "/tmp/precord-test-writer.XXXXXX");
 }
@@ -147,6 +200,7 @@ TEST(flush_sorts_holds_back_and_rewrites_header)
 	f = slurp(&len);
 	memcpy(&h, f, sizeof(h));
 	CHECK_EQ(h.data.size, 6 * 56 + 8);	/* + FINISHED_ROUND */
+	CHECK_EQ(perfdata_writer__samples(w), 6);	/* the round is not one */
 	CHECK_EQ(*(__u64 *)(f + h.data.offset + 3 * 56 + 32), 40);
 	CHECK_EQ(*(__u64 *)(f + h.data.offset + 4 * 56 + 32), 50);
 	CHECK_EQ(*(__u64 *)(f + h.data.offset + 5 * 56 + 32), 60);
@@ -174,6 +228,7 @@ TEST(flush_merges_sorted_runs)
 	f = slurp(&len);
 	memcpy(&h, f, sizeof(h));
 	CHECK_EQ(h.data.size, 121 * 56);
+	CHECK_EQ(perfdata_writer__samples(w), 121);
 	for (i = 1; i < 121; i++)
 		if (*(__u64 *)(f + h.data.offset + i * 56 + 32) <
 		    *(__u64 *)(f + h.data.offset + (i - 1) * 56 + 32))
@@ -198,6 +253,7 @@ TEST(flush_in_order_queue_in_place)
 	queue_sample(w, 20);
 	queue_sample(w, 30);
 	CHECK_EQ(perfdata_writer__flush(w, 20), 0);	/* 30 stays */
+	CHECK_EQ(perfdata_writer__samples(w), 2);
 	queue_sample(w, 40);
 	perfdata_writer__set_rounds(w, true);
 	CHECK_EQ(perfdata_writer__flush(w, ~0ULL), 0);
@@ -285,6 +341,202 @@ TEST(finish_writes_feature_table_at_end_of_data)
 	free_writer(w);
 }
 
+/* ---- a full disk ---- */
+
+/*
+ * The file as perf reads it: every record of the data section whole, the
+ * samples counted; every feature set has its section inside the file,
+ * the last one ending the file.  Returns the samples (-1: broken).
+ */
+static long long check_readable(const __u8 *f, size_t len, struct perf_file_header *h)
+{
+	struct perf_file_section sec;
+	long long samples = 0;
+	__u64 off, end = 0;
+	size_t n = 0;
+
+	if (len < sizeof(*h))
+		return -1;
+	memcpy(h, f, sizeof(*h));
+	if (h->data.offset + h->data.size > len)
+		return -1;
+	for (off = 0; off < h->data.size;) {
+		struct perf_event_header eh;
+
+		if (off + sizeof(eh) > h->data.size)
+			return -1;
+		memcpy(&eh, f + h->data.offset + off, sizeof(eh));
+		if (eh.size < sizeof(eh) || eh.size % 8 || off + eh.size > h->data.size)
+			return -1;
+		samples += eh.type == PERF_RECORD_SAMPLE;
+		off += eh.size;
+	}
+	for (int bit = 0; bit < 256; bit++) {
+		if (!(h->adds_features[bit / 64] & (1ULL << (bit % 64))))
+			continue;
+		memcpy(&sec, f + h->data.offset + h->data.size + n++ * 16, 16);
+		if (!sec.size || sec.offset + sec.size > len)
+			return -1;
+		end = sec.offset + sec.size;
+	}
+	if (n && end != len)
+		return -1;
+	return samples;
+}
+
+/* Flushes of k samples each until one fails; returns the flushes done. */
+static int fill_disk(struct perfdata_writer *w, int k, int *err)
+{
+	__u64 t = 1;
+	int flushes;
+
+	for (flushes = 0; flushes < 100000; flushes++) {
+		for (int i = 0; i < k; i++)
+			queue_sample(w, t++);
+		*err = perfdata_writer__flush(w, ~0ULL);
+		if (*err)
+			break;
+	}
+	return flushes;
+}
+
+static void disk_full_keeps_complete_flushes(int errnum)
+{
+	struct perfdata_writer *w = new_writer();
+	char *argv[] = { "precord", "-g", NULL };
+	struct perfdata_env env = { .argc = 2, .argv = argv, .have_clock = true,
+				    .clockid = 1, .clock_res_ns = 1 };
+	struct perf_file_header h;
+	const __u8 round[8] = { 68, 0, 0, 0, 0, 0, 8, 0 };	/* FINISHED_ROUND */
+	__u64 room;
+	size_t len;
+	__u8 *f;
+	int flushes, err = 0;
+
+	disk_cap = 64 << 10;
+	disk_errno = errnum;
+	room = perfdata_writer__features_size(w, &env);
+	CHECK(room > 1000);
+	CHECK_EQ(perfdata_writer__reserve(w, room), 0);
+	CHECK_EQ(perfdata_writer__begin(w), 0);
+	CHECK_EQ(perfdata_writer__append(w, round, sizeof(round)), 0);	/* not a sample */
+	flushes = fill_disk(w, 10, &err);
+	CHECK(flushes > 10);
+	CHECK_EQ(err, -errnum);
+	CHECK_EQ(perfdata_writer__error(w), -errnum);
+	CHECK_EQ(perfdata_writer__samples(w), (__u64)flushes * 10);
+	queue_sample(w, ~0ULL - 1);
+	CHECK_EQ(perfdata_writer__flush(w, ~0ULL), -errnum);	/* nothing more */
+	CHECK_EQ(perfdata_writer__finish(w, &env), 0);		/* yet complete */
+	f = slurp(&len);
+	CHECK(f != NULL);
+	if (f) {
+		CHECK_EQ(check_readable(f, len, &h), flushes * 10);
+		CHECK_EQ(h.data.size, 8 + (size_t)flushes * 10 * 56);
+		CHECK(h.adds_features[0] & (1ULL << HEADER_EVENT_DESC));
+		CHECK(h.adds_features[0] & (1ULL << HEADER_CMDLINE));
+		CHECK(len <= disk_cap);
+		CHECK_EQ(len, h.data.offset + h.data.size + room);
+	}
+	free(f);
+	free_writer(w);
+}
+
+TEST(disk_full_keeps_complete_flushes_and_features)
+{
+	disk_full_keeps_complete_flushes(ENOSPC);
+}
+
+TEST(quota_exceeded_is_a_full_disk_too)
+{
+	disk_full_keeps_complete_flushes(EDQUOT);
+}
+
+/* Without fallocate a write is cut by the full disk: data.size still
+ * ends at the last complete flush, and perf reads the file (without
+ * features if they no longer fit). */
+TEST(disk_full_without_fallocate_cuts_at_a_flush)
+{
+	struct perfdata_writer *w = new_writer();
+	struct perfdata_env env = { 0 };
+	struct perf_file_header h;
+	size_t len;
+	__u8 *f;
+	int flushes, err = 0;
+
+	disk_cap = (32 << 10) + 20;	/* not on a record boundary */
+	disk_no_fallocate = true;
+	CHECK_EQ(perfdata_writer__reserve(w, 4096), 0);
+	CHECK_EQ(perfdata_writer__begin(w), 0);
+	flushes = fill_disk(w, 7, &err);
+	CHECK_EQ(err, -ENOSPC);
+	log_verbosity = -1;	/* the warning that the features do not fit */
+	CHECK_EQ(perfdata_writer__finish(w, &env), 0);
+	log_verbosity = 0;
+	f = slurp(&len);
+	CHECK(f != NULL);
+	if (f) {
+		CHECK_EQ(check_readable(f, len, &h), flushes * 7);
+		CHECK_EQ(h.data.size, (size_t)flushes * 7 * 56);
+		CHECK_EQ(perfdata_writer__samples(w), (__u64)flushes * 7);
+	}
+	free(f);
+	free_writer(w);
+}
+
+/* BUILD_ID entries added after the room was last grown (JIT images at
+ * the end) are left out from the end, until the features fit. */
+TEST(disk_full_trims_build_ids_to_the_room)
+{
+	struct perfdata_writer *w = new_writer();
+	static const struct perfdata_build_id ids[5] = {
+		{ PERF_RECORD_MISC_KERNEL, 20, { 1 }, "[kernel.kallsyms]" },
+		{ PERF_RECORD_MISC_USER, 20, { 2 }, "/usr/bin/a" },
+		{ PERF_RECORD_MISC_USER, 20, { 3 }, "/usr/bin/b" },
+		{ PERF_RECORD_MISC_USER, 20, { 4 }, "/tmp/x.data.jit/jit-0.so" },
+		{ PERF_RECORD_MISC_USER, 20, { 5 }, "/tmp/x.data.jit/jit-1.so" },
+	};
+	struct perfdata_env env = { .build_ids = ids, .nr_build_ids = 2 };
+	struct perf_file_header h;
+	struct perf_file_section sec;
+	size_t len;
+	__u8 *f;
+	int err = 0;
+
+	disk_cap = 48 << 10;
+	CHECK_EQ(perfdata_writer__reserve(w, perfdata_writer__features_size(w, &env)), 0);
+	CHECK_EQ(perfdata_writer__begin(w), 0);
+	fill_disk(w, 5, &err);
+	CHECK_EQ(err, -ENOSPC);
+	env.nr_build_ids = 5;		/* 3 more: 300 bytes past the room */
+	CHECK_EQ(perfdata_writer__finish(w, &env), 0);
+	f = slurp(&len);
+	CHECK(f != NULL);
+	if (f) {
+		CHECK(check_readable(f, len, &h) > 0);
+		CHECK(h.adds_features[0] & (1ULL << HEADER_BUILD_ID));
+		/* BUILD_ID is the first feature: its section comes first */
+		memcpy(&sec, f + h.data.offset + h.data.size, sizeof(sec));
+		CHECK_EQ(sec.size, 2 * 100);
+		CHECK(len <= disk_cap);
+	}
+	free(f);
+	free_writer(w);
+}
+
+/* No room for the features at the start: the caller learns it before
+ * recording anything. */
+TEST(reserve_fails_on_a_full_disk)
+{
+	struct perfdata_writer *w = new_writer();
+
+	disk_cap = 4096;
+	CHECK_EQ(perfdata_writer__begin(w), 0);
+	CHECK_EQ(perfdata_writer__reserve(w, 8192), -ENOSPC);
+	CHECK_EQ(perfdata_writer__error(w), -ENOSPC);
+	free_writer(w);
+}
+
 int main(void)
 {
 	RUN(layout_ids_attrs_data);
@@ -294,5 +546,10 @@ int main(void)
 	RUN(flush_partial_then_out_of_order);
 	RUN(queue_rejects_bad_sizes);
 	RUN(finish_writes_feature_table_at_end_of_data);
+	RUN(disk_full_keeps_complete_flushes_and_features);
+	RUN(quota_exceeded_is_a_full_disk_too);
+	RUN(disk_full_without_fallocate_cuts_at_a_flush);
+	RUN(disk_full_trims_build_ids_to_the_room);
+	RUN(reserve_fails_on_a_full_disk);
 	return HARNESS_DONE();
 }

@@ -10,6 +10,7 @@
 #include "jit/jitelf.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <stdbool.h>
@@ -21,6 +22,7 @@
 #include "jit/strset.h"
 #include "util/array.h"
 #include "util/buf.h"
+#include "util/log.h"
 
 #if defined(__x86_64__)
 #define HOST_MACHINE	EM_X86_64
@@ -352,6 +354,7 @@ __u64 jitelf_image__file_size(const struct jitelf_image *img)
 
 struct elfw {
 	Elf *e;
+	int fd;
 	struct strset shstr;
 	/* generated contents */
 	struct pbuf symtab, note, ehdr_hdr;
@@ -733,6 +736,24 @@ static int refresh_data(struct jitelf_image *img, struct elfw *w)
 	return err;
 }
 
+/*
+ * The image's blocks are allocated before libelf writes it: a full disk
+ * is then reported as such (libelf's write error says only "write
+ * error"), and no half-written image is left.
+ */
+static int alloc_file(struct elfw *w)
+{
+	off_t size = elf_update(w->e, ELF_C_NULL);
+
+	if (size < 0) {
+		pr_debug("jit: cannot lay out an image: %s", elf_errmsg(-1));
+		return -EIO;
+	}
+	if (!size || !fallocate(w->fd, 0, 0, size))
+		return 0;
+	return errno == EOPNOTSUPP || errno == ENOSYS ? 0 : -errno;
+}
+
 static int write_elf(struct jitelf_image *img, struct elfw *w)
 {
 	GElf_Ehdr eh;
@@ -778,9 +799,15 @@ static int write_elf(struct jitelf_image *img, struct elfw *w)
 	if (!gelf_update_ehdr(w->e, &eh))
 		return -EIO;
 	elf_flagelf(w->e, ELF_C_SET, ELF_F_LAYOUT);	/* keep the layout above */
+	err = alloc_file(w);
+	if (err)
+		return err;
 	size = elf_update(w->e, ELF_C_WRITE);
-	if (size < 0)
-		return -EIO;
+	if (size < 0) {
+		err = errno == ENOSPC || errno == EDQUOT || errno == EIO ? -errno : -EIO;
+		pr_debug("jit: cannot write an image: %s", elf_errmsg(-1));
+		return err;
+	}
 	img->file_size = (__u64)size;
 	return 0;
 }
@@ -795,6 +822,7 @@ int jitelf_image__write(struct jitelf_image *img, int fd)
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EIO;
 	memset(&w, 0, sizeof(w));
+	w.fd = fd;
 	if (strset_init(&w.shstr))
 		return -ENOMEM;
 	w.e = elf_begin(fd, ELF_C_WRITE, NULL);

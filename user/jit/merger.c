@@ -126,10 +126,16 @@ static int seal_image(struct jit_merger *m)
 			err = -ENOMEM;
 	}
 	if (err) {
-		pr_warn("jit: failed to write image %s: %s; its %zu functions stay unnamed",
-			slot->path ? slot->path : m->dir, strerror(-err), n);
+		/* Counted for the caller's report (a full disk: one line at
+		 * the end, not one per image). */
+		pr_debug("jit: failed to write image %s: %s; its %zu functions stay unnamed",
+			 slot->path ? slot->path : m->dir, strerror(-err), n);
 		if (slot->path)
 			unlinkat(m->dirfd, strrchr(slot->path, '/') + 1, 0);
+		if (!m->st.write_err)
+			m->st.write_err = err;
+		m->st.images_lost++;
+		m->st.funcs_lost += n;
 	} else {
 		for (i = 0; i < n; i++)
 			slot->func_addr[i] = jitelf_image__func_addr(m->img, (int)i);

@@ -61,6 +61,9 @@ struct jit_stats {
 	__u64 mappings;
 	__u64 images;
 	__u64 image_bytes;
+	__u64 images_lost;	/* images that could not be written (removed) */
+	__u64 funcs_lost;	/* their functions: no mapping, samples unresolved */
+	int write_err;		/* why the first of them failed (-errno) */
 };
 
 struct jit_merger;

@@ -67,6 +67,11 @@ static int write_build_id(struct pbuf *out, const struct perfdata_env *env)
 	return out->err;
 }
 
+size_t perfdata_build_id_entry_size(const struct perfdata_build_id *b)
+{
+	return BUILD_ID_EVENT_SIZE + (b->filename ? align_up(strlen(b->filename) + 1, 64) : 0);
+}
+
 /* File format: str uname.nodename / .release / .machine. */
 static int write_uname_field(struct pbuf *out, int feat)
 {

@@ -49,5 +49,7 @@ struct perfdata_env {
  * On failure out is left at its length on entry.
  */
 int perfdata_feature_write(int feat, struct pbuf *out, const struct perfdata_env *env);
+/* Bytes one BUILD_ID entry takes in the feature section. */
+size_t perfdata_build_id_entry_size(const struct perfdata_build_id *b);
 
 #endif

@@ -6,6 +6,11 @@
  * The header (with data.size) is rewritten after every flush so that a
  * recording killed with SIGKILL still reads up to its last flush; features
  * are written only by perfdata_writer__finish().
+ *
+ * A write that fails (a full disk: ENOSPC, EDQUOT; EIO) stops the data:
+ * the records of the complete writes stay, nothing more is written, and
+ * __finish still makes a complete file of them, its features in the room
+ * kept by __reserve.
  */
 #ifndef PRECORD_PERFDATA_WRITER_H
 #define PRECORD_PERFDATA_WRITER_H
@@ -51,8 +56,22 @@ int perfdata_writer__flush(struct perfdata_writer *w, __u64 upto);
 void perfdata_writer__set_rounds(struct perfdata_writer *w, bool on);
 
 /* Flush everything, write the feature sections described by env, rewrite
- * the header.  The file is complete afterwards. */
+ * the header.  0: the file is complete and perf reads it -- also after a
+ * failed write stopped the data (see __error); -errno: it is not. */
 int perfdata_writer__finish(struct perfdata_writer *w, const struct perfdata_env *env);
+
+/* Keep bytes allocated past the end of the data, for the feature section
+ * (see __features_size): the disk fills with data only up to that room.
+ * Allocates at once once begun: -ENOSPC/-EDQUOT then stop the data. */
+int perfdata_writer__reserve(struct perfdata_writer *w, __u64 bytes);
+/* Bytes the feature section (table + payloads) described by env takes
+ * now, with this writer's events (env->evsels is ignored). */
+__u64 perfdata_writer__features_size(struct perfdata_writer *w, const struct perfdata_env *env);
+/* The first failed write (-errno; the data stopped there), or 0. */
+int perfdata_writer__error(const struct perfdata_writer *w);
+/* PERF_RECORD_SAMPLE records in the data section (what perf report
+ * --stats counts). */
+__u64 perfdata_writer__samples(const struct perfdata_writer *w);
 
 /* Bytes in the data section so far (what the status line shows). */
 __u64 perfdata_writer__data_size(const struct perfdata_writer *w);

@@ -377,3 +377,15 @@ int dso_table__finish(struct dso_table *dt, const char *cache_dir, bool kernel,
 	*nr = n;
 	return 0;
 }
+
+__u64 dso_table__build_id_bytes(const struct dso_table *dt)
+{
+	struct perfdata_build_id b = { .filename = "[kernel.kallsyms]" };
+	__u64 n = 2 * perfdata_build_id_entry_size(&b);	/* the kernel, [vdso] */
+
+	for (size_t i = 0; i < dt->nr; i++) {
+		b.filename = dt->dsos[i].name;
+		n += perfdata_build_id_entry_size(&b);
+	}
+	return n;
+}

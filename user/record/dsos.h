@@ -43,5 +43,8 @@ int dso_table__finish(struct dso_table *dt, const char *cache_dir, bool kernel,
 /* Extra entries (JIT images) to add to BUILD_ID. */
 int dso_table__add_build_id(struct dso_table *dt, const char *name,
 			    const __u8 *bid, __u8 size, bool hit);
+/* Bytes the BUILD_ID entries of the DSOs known so far may take (an upper
+ * bound: every DSO counted, the kernel and [vdso] included). */
+__u64 dso_table__build_id_bytes(const struct dso_table *dt);
 
 #endif

@@ -320,6 +320,26 @@ static int add_images(struct session *s)
 	return 0;
 }
 
+/* Images a full disk (or another write error) kept from being written
+ * were removed: their functions get no mapping, and samples in them show
+ * as unresolved, as without JIT merging. */
+static void report_lost_images(struct session *s)
+{
+	struct jit_stats st = jit_merger__stats(s->jit->m);
+	int err = st.write_err;
+
+	if (!st.images_lost)
+		return;
+	pr_err("%s JIT images in %s (%s): %llu image%s with %llu JIT functions not written; samples in them show as unresolved; %s",
+	       err == -ENOSPC ? "disk full writing" : err == -EDQUOT ?
+	       "disk quota exceeded writing" : "cannot write",
+	       s->jit->dir, strerror(-err), (unsigned long long)st.images_lost,
+	       st.images_lost > 1 ? "s" : "", (unsigned long long)st.funcs_lost,
+	       err == -ENOSPC || err == -EDQUOT ? "free some space, or record to another disk with -o" :
+	       "check the disk, or record to another with -o");
+	s->lost_output = true;
+}
+
 int session_jit_finish(struct session *s)
 {
 	struct jit_glue *g = s->jit;
@@ -345,6 +365,7 @@ int session_jit_finish(struct session *s)
 		err = jit_merger__finish(g->m);
 		if (err)
 			pr_warn("JIT merging failed: %s; JIT frames may not be named", strerror(-err));
+		report_lost_images(s);
 		err = write_mappings(s);
 		if (!err)
 			err = add_images(s);

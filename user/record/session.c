@@ -415,6 +415,60 @@ static int synthesize(struct session *s)
 	return err;
 }
 
+/* ---- a full disk -------------------------------------------------------- */
+
+/*
+ * The feature section is measured once at the start (BUILD_ID aside) and
+ * its room is kept past the data all along, grown with the BUILD_ID
+ * entries of the DSOs seen; the slack covers what may change meanwhile
+ * (host name, PMUs: a few strings of 64 bytes).
+ */
+#define FEATURES_SLACK	4096
+
+static void make_env(struct session *s, struct perfdata_env *env, __u64 tod, __u64 mono)
+{
+	struct timespec res;
+
+	*env = (struct perfdata_env){
+		.argc = s->o->argc, .argv = s->o->argv,
+		.first_sample_time = s->first_time, .last_sample_time = s->last_time,
+		.have_clock = true, .clockid = s->o->clockid,
+		.clock_tod_ns = tod, .clock_ns = mono,
+	};
+	if (!clock_getres(s->o->clockid, &res))
+		env->clock_res_ns = (__u64)res.tv_sec * 1000000000ULL + (__u64)res.tv_nsec;
+}
+
+static int keep_feature_room(struct session *s)
+{
+	return perfdata_writer__reserve(s->w, s->features_bytes +
+					dso_table__build_id_bytes(s->dt));
+}
+
+static int reserve_features(struct session *s)
+{
+	struct perfdata_env env;
+
+	make_env(s, &env, 0, 0);
+	s->features_bytes = perfdata_writer__features_size(s->w, &env) + FEATURES_SLACK;
+	return keep_feature_room(s);
+}
+
+/* The data stopped at a failed write: one line, what is kept. */
+static void report_stopped(struct session *s)
+{
+	int err = perfdata_writer__error(s->w);
+	bool full = err == -ENOSPC || err == -EDQUOT;
+
+	pr_err("%s %s (%s): recording stopped; kept %llu samples%s up to the last complete flush; %s",
+	       err == -ENOSPC ? "disk full writing" : err == -EDQUOT ?
+	       "disk quota exceeded writing" : "cannot write",
+	       s->o->output, strerror(-err), (unsigned long long)perfdata_writer__samples(s->w),
+	       s->ts ? " (traced entries and returns included)" : "",
+	       full ? "free some space, or record to another disk with -o" :
+		      "check the disk, or record to another with -o");
+}
+
 /* ---- the loop ---------------------------------------------------------- */
 
 static __u64 read_drops(struct session *s)
@@ -567,11 +621,15 @@ static int run_loop(struct session *s)
 			err = session_jit_poll(s);
 		if (!err)
 			err = report_drops(s, mark);
+		if (!err)
+			err = keep_feature_room(s);
 		if (!err) {
 			__u64 upto = session_trace_watermark(s);
 
 			err = perfdata_writer__flush(s->w, upto < prev_mark ? upto : prev_mark);
 		}
+		if (err && perfdata_writer__error(s->w))
+			return 0;	/* a full disk: stop, keep what was written */
 		if (err) {
 			pr_err("recording failed: %s", strerror(-err));
 			return err;
@@ -596,38 +654,40 @@ static void stop_sampling(struct session *s)
 	sample_events__stop(&s->se);
 }
 
+/* After a failed write stopped the data, what is still in the rings and
+ * the JIT mappings would not be written: only tracing is finished (for
+ * --xray-out), then the features. */
 static int finish_file(struct session *s, __u64 tod, __u64 mono)
 {
 	const struct perfdata_build_id *ids = NULL;
+	bool stopped = perfdata_writer__error(s->w) != 0;
 	size_t nr_ids = 0;
-	struct perfdata_env env = {
-		.argc = s->o->argc, .argv = s->o->argv,
-		.first_sample_time = s->first_time, .last_sample_time = s->last_time,
-		.have_clock = true, .clockid = s->o->clockid,
-		.clock_tod_ns = tod, .clock_ns = mono,
-	};
-	struct timespec res;
+	struct perfdata_env env;
 	int err;
 
-	if (!clock_getres(s->o->clockid, &res))
-		env.clock_res_ns = (__u64)res.tv_sec * 1000000000ULL + (__u64)res.tv_nsec;
+	make_env(s, &env, tod, mono);
 	if (!s->o->no_buildid_cache)
 		s->cache_dir = buildid_cache_dir(s->o->buildid_dir);
-	err = drain(s);
+	err = stopped ? 0 : drain(s);
 	if (!err)
 		err = session_trace_finish(s);
-	if (!err)
+	if (!err && !stopped)
 		err = session_jit_finish(s);
-	if (!err)
+	if (!err && !stopped)
 		err = report_drops(s, now_ns(CLOCK_MONOTONIC));
 	if (err)
 		return err;
 	err = dso_table__finish(s->dt, s->cache_dir, true, &ids, &nr_ids);
 	if (err)
 		return err;
+	env.first_sample_time = s->first_time;
+	env.last_sample_time = s->last_time;
 	env.build_ids = ids;
 	env.nr_build_ids = nr_ids;
-	return perfdata_writer__finish(s->w, &env);
+	err = perfdata_writer__finish(s->w, &env);
+	if (session_trace_write_xray(s))
+		s->lost_output = true;
+	return err;
 }
 
 static void teardown(struct session *s)
@@ -796,9 +856,13 @@ int record_session__run(const struct prec_opts *o)
 	if (!err)
 		err = perfdata_writer__begin(s.w);
 	if (!err)
+		err = reserve_features(&s);
+	if (!err)
 		err = synthesize(&s);
 	if (err) {
-		pr_err("cannot write %s: %s", o->output, strerror(-err));
+		pr_err("cannot write %s: %s%s", o->output, strerror(-err),
+		       err == -ENOSPC || err == -EDQUOT ?
+		       "; free some space, or record to another disk with -o" : "");
 		goto out;
 	}
 	perfdata_writer__set_rounds(s.w, !o->jit);
@@ -826,15 +890,22 @@ int record_session__run(const struct prec_opts *o)
 		pr_info("recording; press Ctrl-C to stop");
 	err = run_loop(&s);
 	/* A command that only set the duration (-p/-t/-a) is not waited for;
-	 * a recorded command gets SIGTERM passed on. */
+	 * a recorded command gets SIGTERM passed on, and so it does when a
+	 * full disk stopped the recording (as perf record does). */
 	if (s.child > 0 && !s.child_done &&
-	    (stop_signal == SIGTERM || s.nr_pidfds || s.all))
+	    (stop_signal == SIGTERM || s.nr_pidfds || s.all || perfdata_writer__error(s.w)))
 		kill(s.child, SIGTERM);
 	stop_sampling(&s);
 	if (!err)
 		err = finish_file(&s, tod, mono);
 	if (err) {
 		pr_err("cannot finish %s: %s", o->output, strerror(-err));
+		goto out;
+	}
+	output_made = false;
+	if (perfdata_writer__error(s.w)) {
+		report_stopped(&s);
+		err = perfdata_writer__error(s.w);
 		goto out;
 	}
 	print_summary(&s);
@@ -845,7 +916,8 @@ int record_session__run(const struct prec_opts *o)
 		if (WIFEXITED(s.child_status))
 			status = WEXITSTATUS(s.child_status);
 	}
-	output_made = false;
+	if (s.lost_output && !status)
+		status = 1;
 out:
 	status_erase();
 	if (s.child > 0 && !s.child_done) {

@@ -55,6 +55,9 @@ struct session {
 	char *out_path;
 	int out_fd;
 
+	__u64 features_bytes;		/* room kept for the features, BUILD_ID aside */
+	bool lost_output;		/* JIT images or the XRay log not written */
+
 	__u64 samples, bad_records, lost_reported, sb_lost;
 	__u64 first_time, last_time;
 	__u64 start_ns;
@@ -80,6 +83,9 @@ int session_trace_consume(struct session *s);
 int session_trace_fd(struct session *s);		/* -1: none */
 __u64 session_trace_watermark(struct session *s);	/* ~0: no limit */
 int session_trace_finish(struct session *s);
+/* --xray-out, after perf.data is complete: 0, or -errno (said why and
+ * what was lost). */
+int session_trace_write_xray(struct session *s);
 __u64 session_trace_lost(struct session *s);
 __u64 session_trace_calls(struct session *s);	/* function entries so far */
 void session_trace_summary(struct session *s, char *buf, size_t n);

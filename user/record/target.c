@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "record/target.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,15 +14,58 @@
 
 #include "util/log.h"
 
+/* PF_KTHREAD among the task flags (the 9th field of /proc/PID/stat). */
+#define TASK_PF_KTHREAD	0x00200000u
+
+/*
+ * Whether pid is a kernel thread; its name in comm (non-printable bytes
+ * as '?').  /proc/PID/stat: "pid (comm) state ppid pgrp session tty_nr
+ * tpgid flags ...", comm may hold spaces and ')', so the last ')' ends it.
+ */
+static bool is_kernel_thread(int pid, char *comm, size_t n)
+{
+	char path[64], buf[512];
+	const char *open_p, *close_p;
+	unsigned int flags = 0;
+	ssize_t len;
+	size_t k;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return false;
+	buf[len] = 0;
+	open_p = strchr(buf, '(');
+	close_p = strrchr(buf, ')');
+	if (!open_p || !close_p || close_p < open_p ||
+	    sscanf(close_p + 1, " %*c %*d %*d %*d %*d %*d %u", &flags) != 1)
+		return false;
+	for (k = 0; k + 1 < n && open_p + 1 + k < close_p; k++)
+		comm[k] = isprint((unsigned char)open_p[1 + k]) ? open_p[1 + k] : '?';
+	comm[k] = 0;
+	return flags & TASK_PF_KTHREAD;
+}
+
 int target_check_pid(int pid, const char *what)
 {
-	char path[64];
+	char path[64], comm[32];
 
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	if (access(path, R_OK) == 0)
-		return 0;
-	pr_err("cannot attach to %s %d: no such process", what, pid);
-	return -ESRCH;
+	if (access(path, R_OK)) {
+		pr_err("cannot attach to %s %d: no such process", what, pid);
+		return -ESRCH;
+	}
+	if (is_kernel_thread(pid, comm, sizeof(comm))) {
+		pr_err("cannot record %s %d (%s): it is a kernel thread, which has no user stack; kernel threads are recorded only with -a (all CPUs)",
+		       what, pid, comm);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 int target_pidfd(int pid)

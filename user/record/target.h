@@ -6,7 +6,8 @@
 
 #include <sys/types.h>
 
-/* 0 if pid exists; otherwise prints "cannot attach to WHAT N: …". */
+/* 0 if pid exists and is not a kernel thread (those have no user stacks:
+ * only -a records them); otherwise prints why and returns -errno. */
 int target_check_pid(int pid, const char *what);
 /* A pidfd that becomes readable when pid exits, or -1. */
 int target_pidfd(int pid);

@@ -119,6 +119,11 @@ int session_trace_finish(struct session *s)
 	return s->ts ? trace_session__finish(s->ts, s->w) : 0;
 }
 
+int session_trace_write_xray(struct session *s)
+{
+	return s->ts ? trace_session__write_xray(s->ts) : 0;
+}
+
 __u64 session_trace_lost(struct session *s)
 {
 	__u64 calls = 0, lost = 0;

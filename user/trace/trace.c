@@ -707,9 +707,12 @@ int trace_session__finish(struct trace_session *t, struct perfdata_writer *w)
 	t->watermark = ~0ULL;
 	if (!err)
 		err = drain_calls(t, w, ~0ULL);
-	if (!err && t->xf)
-		err = xray_file__write(t->xf, t->xray_out, t->syms.funcs, t->syms.nr_funcs);
 	return err;
+}
+
+int trace_session__write_xray(struct trace_session *t)
+{
+	return t->xf ? xray_file__write(t->xf, t->xray_out, t->syms.funcs, t->syms.nr_funcs) : 0;
 }
 
 void trace_session__stats(const struct trace_session *t, __u64 *calls, __u64 *lost)

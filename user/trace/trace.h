@@ -69,8 +69,11 @@ int trace_session__consume(struct trace_session *t, struct perfdata_writer *w);
  * still queue; records older than this may be flushed from the writer.
  */
 __u64 trace_session__watermark(const struct trace_session *t);
-/* Detach, drain everything, queue the rest, write --xray-out.  0 or -errno. */
+/* Detach, drain everything, queue the rest.  0 or -errno. */
 int trace_session__finish(struct trace_session *t, struct perfdata_writer *w);
+/* After finish: write --xray-out (if given).  0, or -errno with a message
+ * (a file that could not be written whole is removed). */
+int trace_session__write_xray(struct trace_session *t);
 /* calls: function entries seen; lost: hits lost in the kernel (buffer
  * busy or ring buffer full) plus records in malformed blocks. */
 void trace_session__stats(const struct trace_session *t, __u64 *calls, __u64 *lost);

@@ -202,6 +202,14 @@ int xray_map_encode(const struct trace_func *funcs, size_t nr, struct pbuf *out)
 	return out->err;
 }
 
+/* Why a write failed, for the message: the disk, or something else. */
+static const char *failure(int err)
+{
+	return err == -ENOSPC ? "disk full writing" : err == -EDQUOT ?
+	       "disk quota exceeded writing" : "cannot write";
+}
+
+/* 0 or -errno (said why); a file not written whole is removed. */
 static int write_file(const char *path, const struct pbuf *b)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -210,7 +218,8 @@ static int write_file(const char *path, const struct pbuf *b)
 
 	if (fd < 0) {
 		err = -errno;
-		pr_err("trace: cannot create '%s': %s", path, strerror(errno));
+		pr_err("trace: cannot create '%s': %s; the XRay log is not written (the traced calls are in perf.data)",
+		       path, strerror(errno));
 		return err;
 	}
 	while (done < b->len) {
@@ -220,14 +229,19 @@ static int write_file(const char *path, const struct pbuf *b)
 			continue;
 		if (n <= 0) {
 			err = n < 0 ? -errno : -EIO;
-			pr_err("trace: cannot write '%s': %s", path, strerror(-err));
 			break;
 		}
 		done += (size_t)n;
 	}
-	if (close(fd) && !err) {
+	if (close(fd) && !err)
 		err = -errno;
-		pr_err("trace: cannot write '%s': %s", path, strerror(errno));
+	if (err) {
+		unlink(path);
+		pr_err("trace: %s '%s' (%s): the XRay log is not written (removed); the traced calls are in perf.data; %s",
+		       failure(err), path, strerror(-err),
+		       err == -ENOSPC || err == -EDQUOT ?
+		       "free some space, or give --xray-out a file on another disk" :
+		       "check the disk, or give --xray-out a file on another one");
 	}
 	return err;
 }
@@ -246,12 +260,15 @@ int xray_file__write(const struct xray_file *f, const char *path,
 		map_path = NULL;
 		err = -ENOMEM;
 	}
-	if (!err)
-		err = write_file(path, &log);
-	if (!err)
-		err = write_file(map_path, &map);
 	if (err == -ENOMEM)
 		pr_err("trace: out of memory writing '%s'", path);
+	if (!err)
+		err = write_file(path, &log);
+	if (!err) {
+		err = write_file(map_path, &map);
+		if (err)
+			unlink(path);	/* the log is of no use without its map */
+	}
 	free(map_path);
 	pbuf_free(&log);
 	pbuf_free(&map);
