@@ -13,11 +13,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "elf/buildid.h"
@@ -725,7 +728,8 @@ static struct dso_file_id file_id(int fd)
 
 	if (fstat(fd, &st))
 		return (struct dso_file_id){ 0 };
-	return (struct dso_file_id){ major(st.st_dev), minor(st.st_dev), st.st_ino };
+	return (struct dso_file_id){ .maj = major(st.st_dev), .min = minor(st.st_dev),
+				     .ino = st.st_ino };
 }
 
 /* What dso_table__mmap reads for a mapping named name with identity id. */
@@ -751,8 +755,10 @@ TEST(dso_open_hostile)
 	char lib[PATHSZ], other[PATHSZ], p[3 * PATHSZ], cache[256], hex[BUILD_ID_HEX_SIZE];
 	const struct perfdata_build_id *ids;
 	struct dso_table *dt = dso_table__new();
-	struct dso_file_id id, oid, fid;
+	struct dso_file_id id, oid, fid, tid;
 	int fd = write_elf("lib.so", 0, 0600, lib), ofd = write_elf("other.so", 1, 0644, other);
+	struct timespec ts;
+	long gen = 0;
 	void *map;
 	__u64 a;
 	size_t nr;
@@ -771,6 +777,24 @@ TEST(dso_open_hostile)
 	/* gone: by path inside /proc/PID/root, the same inode only */
 	CHECK_EQ(dso_bid(dt, a + 8192, lib, &id), 0xde);
 	CHECK_EQ(dso_bid(dt, a + 8192, lib, NULL), 0);	/* identity unknown */
+	/* the inode number of an unmapped file reused by a newer one: a file
+	 * changed after the mapping, or of another generation, is refused */
+	CHECK(!clock_gettime(CLOCK_MONOTONIC, &ts));
+	tid = id;
+	tid.time = (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec + 1000000000ull;
+	CHECK_EQ(dso_bid(dt, a + 8192, lib, &tid), 0xde);	/* mapped after: fine */
+	tid.time -= 3000000000ull;
+	CHECK_EQ(dso_bid(dt, a + 8192, lib, &tid), 0);		/* mapped before it was made */
+	tid = id;
+	fd = open(lib, O_RDONLY);
+	if (!ioctl(fd, FS_IOC_GETVERSION, &gen)) {
+		tid.has_generation = true;
+		tid.ino_generation = (__u32)gen;
+		CHECK_EQ(dso_bid(dt, a + 8192, lib, &tid), 0xde);
+		tid.ino_generation = (__u32)gen + 1;
+		CHECK_EQ(dso_bid(dt, a + 8192, lib, &tid), 0);
+	}
+	close(fd);
 	CHECK_EQ(dso_bid(dt, a + 8192, other, &id), 0);
 	/* the path swapped for a symlink: never followed, even to the named inode */
 	snprintf(p, sizeof(p), "%s/link.so", tmpdir);

@@ -4,14 +4,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/fs.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "elf/buildid.h"
@@ -209,11 +212,40 @@ static bool same_file(const struct stat *st, const struct dso_file_id *id)
 }
 
 /*
+ * By name, the same device and inode can still be another file: the
+ * unmapped file's inode number is free and a file created afterwards
+ * gets it (seen on ext4 in tests/bats/hostile_elf.bats: a copy of
+ * /bin/ls took the inode of the library just unmapped).  Refused: a
+ * different inode generation where the file system reports one, and a
+ * file whose status changed after the mapping was made.  Kernel file
+ * times come from a coarse clock, up to a tick (10 ms at HZ=100) behind:
+ * CTIME_SLACK_NS.
+ */
+#define CTIME_SLACK_NS	20000000ull
+
+static bool unchanged_since_mapped(int fd, const struct stat *st, const struct dso_file_id *id)
+{
+	struct timespec rt, mono;
+	long gen = 0;
+	__s64 ctime_mono;
+
+	if (id->has_generation && !ioctl(fd, FS_IOC_GETVERSION, &gen) &&
+	    (__u32)gen != (__u32)id->ino_generation)
+		return false;
+	if (!id->time || clock_gettime(CLOCK_REALTIME, &rt) || clock_gettime(CLOCK_MONOTONIC, &mono))
+		return true;
+	ctime_mono = (st->st_ctim.tv_sec - rt.tv_sec + mono.tv_sec) * 1000000000ll +
+		     st->st_ctim.tv_nsec - rt.tv_nsec + mono.tv_nsec;
+	return ctime_mono + (__s64)CTIME_SLACK_NS <= (__s64)id->time;
+}
+
+/*
  * pathfd is an O_PATH descriptor: getting it opened nothing (no device
  * was opened, no FIFO blocked).  The file is opened for reading through
  * /proc/self/fd, which reopens that very inode, only when it is a
  * regular file and, if id is known, the file the mapping named; without
- * an id only when !need_id.  pathfd is closed.  Returns an fd or -errno
+ * an id only when !need_id (need_id: opened by name, so also unchanged
+ * since it was mapped).  pathfd is closed.  Returns an fd or -errno
  * (-ESTALE: another file than the mapped one).
  */
 static int reopen_checked(int pathfd, const struct dso_file_id *id, bool need_id)
@@ -233,6 +265,10 @@ static int reopen_checked(int pathfd, const struct dso_file_id *id, bool need_id
 		fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 		if (fd < 0)
 			fd = -errno;
+	}
+	if (fd >= 0 && need_id && !unchanged_since_mapped(fd, &st, id)) {
+		close(fd);
+		fd = -ESTALE;
 	}
 	close(pathfd);
 	return fd;

@@ -17,11 +17,14 @@ struct dso_table;
 struct dso_table *dso_table__new(void);
 void dso_table__free(struct dso_table *dt);
 
-/* The mapped file as the kernel named it (MMAP2 maj/min/ino, or the
- * device and inode columns of /proc/PID/maps). */
+/* The mapped file as the kernel named it (MMAP2 maj/min/ino/ino_generation,
+ * or the device and inode columns of /proc/PID/maps). */
 struct dso_file_id {
 	__u32 maj, min;
 	__u64 ino;		/* 0: unknown */
+	__u64 ino_generation;	/* when has_generation */
+	bool has_generation;
+	__u64 time;		/* of the mapping, CLOCK_MONOTONIC ns; 0: unknown */
 };
 
 /*
@@ -32,7 +35,9 @@ struct dso_file_id {
  * the build-id cache.  The process is hostile: only a regular file is
  * read, no symlink is followed by name, and a file whose device and inode
  * differ from id (when known; when not, only map_files is used) is not
- * read at all.  Fills bid/bid_size when it read the build id itself (bid
+ * read at all; by name, neither is one whose inode generation differs or
+ * that changed after id->time (an inode number freed by the unmapped
+ * file and reused for another).  Fills bid/bid_size when it read the build id itself (bid
  * must have room for 20 bytes).
  */
 int dso_table__mmap(struct dso_table *dt, __u32 pid, __u64 start, __u64 len,
