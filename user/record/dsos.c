@@ -205,10 +205,16 @@ static int pmaps_insert(struct pmaps *p, __u64 start, __u64 end, int dso)
 	return 0;
 }
 
-static bool same_file(const struct stat *st, const struct dso_file_id *id)
+/*
+ * The device is compared only for a file opened by name: what map_files
+ * gives is the mapping's own file (the inode tells a range mapped again
+ * since), and on btrfs the device that stat reports for a subvolume is
+ * not the one the kernel puts in MMAP2 records.
+ */
+static bool same_file(const struct stat *st, const struct dso_file_id *id, bool by_name)
 {
-	return st->st_ino == id->ino && major(st->st_dev) == id->maj &&
-	       minor(st->st_dev) == id->min;
+	return st->st_ino == id->ino &&
+	       (!by_name || (major(st->st_dev) == id->maj && minor(st->st_dev) == id->min));
 }
 
 /*
@@ -244,8 +250,8 @@ static bool unchanged_since_mapped(int fd, const struct stat *st, const struct d
  * was opened, no FIFO blocked).  The file is opened for reading through
  * /proc/self/fd, which reopens that very inode, only when it is a
  * regular file and, if id is known, the file the mapping named; without
- * an id only when !need_id (need_id: opened by name, so also unchanged
- * since it was mapped).  pathfd is closed.  Returns an fd or -errno
+ * an id only when !need_id (need_id: opened by name, so also on the same
+ * device and unchanged since it was mapped).  pathfd is closed.  Returns an fd or -errno
  * (-ESTALE: another file than the mapped one).
  */
 static int reopen_checked(int pathfd, const struct dso_file_id *id, bool need_id)
@@ -258,7 +264,7 @@ static int reopen_checked(int pathfd, const struct dso_file_id *id, bool need_id
 		fd = -errno;
 	else if (!S_ISREG(st.st_mode))
 		fd = -EINVAL;
-	else if (id && id->ino ? !same_file(&st, id) : need_id)
+	else if (id && id->ino ? !same_file(&st, id, need_id) : need_id)
 		fd = -ESTALE;
 	else {
 		snprintf(self, sizeof(self), "/proc/self/fd/%d", pathfd);

@@ -33,11 +33,12 @@ struct dso_file_id {
  * /proc/PID/map_files (so binaries in other mount namespaces work), else
  * (the mapping is gone) as name inside /proc/PID/root, and kept open for
  * the build-id cache.  The process is hostile: only a regular file is
- * read, no symlink is followed by name, and a file whose device and inode
- * differ from id (when known; when not, only map_files is used) is not
- * read at all; by name, neither is one whose inode generation differs or
- * that changed after id->time (an inode number freed by the unmapped
- * file and reused for another).  Fills bid/bid_size when it read the build id itself (bid
+ * read, no symlink is followed by name, and a file whose inode differs
+ * from id (when known; when not, only map_files is used) is not read at
+ * all; by name, neither is one on another device, of another inode
+ * generation, or changed after id->time (an inode number freed by the
+ * unmapped file and reused for another).  By name, a file on a btrfs
+ * subvolume is not read (stat's device is not the MMAP2 record's).  Fills bid/bid_size when it read the build id itself (bid
  * must have room for 20 bytes).
  */
 int dso_table__mmap(struct dso_table *dt, __u32 pid, __u64 start, __u64 len,
