@@ -1,9 +1,36 @@
 // SPDX-License-Identifier: GPL-2.0
 /* precord: parse the command line, run the recording (or the check). */
+#include <pthread.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 
 #include "opts.h"
 #include "record/session.h"
+
+static struct rlimit nofile_orig;
+
+/* A command precord starts gets the limit precord was started with
+ * (select() users break above 1024 descriptors). */
+static void nofile_restore(void)
+{
+	setrlimit(RLIMIT_NOFILE, &nofile_orig);
+}
+
+/*
+ * Open descriptors: the soft limit raised to the hard limit, as the DSO
+ * table sizes its descriptor cache from it (record/dsos.c): at the usual
+ * 1024 a target mapping 1100 files made opens fail with EMFILE.
+ */
+static void nofile_raise(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &nofile_orig) || nofile_orig.rlim_cur == nofile_orig.rlim_max)
+		return;
+	rl = (struct rlimit){ nofile_orig.rlim_max, nofile_orig.rlim_max };
+	if (!setrlimit(RLIMIT_NOFILE, &rl))
+		pthread_atfork(NULL, NULL, nofile_restore);
+}
 
 int main(int argc, char **argv)
 {
@@ -12,6 +39,7 @@ int main(int argc, char **argv)
 
 	if (rc)
 		return rc > 0 ? 0 : 2;
+	nofile_raise();
 	rc = o.check ? record_check() : record_session__run(&o);
 	opts_free(&o);
 	return rc;

@@ -13,11 +13,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "elf/buildid.h"
+#include "elf/headers.h"
 #include "perfdata/buildid_cache.h"
+#include "record/dsos.h"
 #include "util/log.h"
 
 #include "harness.h"
@@ -283,6 +292,100 @@ TEST(elf_hostile)
 	CHECK_EQ(elf_build_id_mem(m.b, 10, id), -ENOEXEC);
 }
 
+static double now_s(void)
+{
+	struct timeval tv;
+
+	gettimeofday(&tv, NULL);
+	return (double)tv.tv_sec + tv.tv_usec / 1e6;
+}
+
+/* Section and segment counts checked against the file before libelf
+ * allocates from them: a sparse file claiming 4M sections in section 0
+ * cost 1.1 GB and 12.8 s. */
+TEST(elf_counts)
+{
+	struct elf_spec s = { .phdr = true, .shdr = true, .align = 4 };
+	size_t shoff;
+	struct img m, bad;
+	char path[PATHSZ];
+	__u8 id[20];
+	double t0;
+	int fd;
+
+	elf_begin_img(&m, &s);
+	note_add(&m, 4, "GNU", 3, known_id, 20, 4);
+	elf_finish_img(&m, &s);
+	shoff = m.len - 2 * 64;
+	CHECK_EQ(elf_headers_check_mem(m.b, m.len), 0);
+
+	/* extended section count (e_shnum 0, section 0's sh_size) */
+	memcpy(&bad, &m, sizeof(m));
+	put(&bad, 60, 0, 2);
+	put(&bad, shoff + 32, 4u << 20, 8);
+	CHECK_EQ(elf_headers_check_mem(bad.b, bad.len), -E2BIG);
+	CHECK_EQ(id_of(&bad, id), -E2BIG);
+	put(&bad, shoff + 32, 2, 8);			/* 2: as many as there are */
+	CHECK_EQ(elf_headers_check_mem(bad.b, bad.len), 0);
+	CHECK_EQ(id_of(&bad, id), 20);
+	put(&bad, shoff + 32, 3, 8);			/* one past the end */
+	CHECK_EQ(id_of(&bad, id), -ENOEXEC);
+	/* the same 4M sections in a sparse file big enough to hold them:
+	 * refused at once, not after libelf's gigabyte */
+	memcpy(&bad, &m, sizeof(m));
+	put(&bad, 60, 0, 2);
+	put(&bad, shoff + 32, 4u << 20, 8);
+	fd = write_tmp("sparse", bad.b, bad.len, path);
+	CHECK(fd >= 0 && !ftruncate(fd, (off_t)shoff + (64l << 22)));
+	t0 = now_s();
+	CHECK_EQ(elf_build_id_fd(fd, id), -E2BIG);
+	CHECK(now_s() - t0 < 0.1);
+	close(fd);
+	/* extended segment count (PN_XNUM, section 0's sh_info) */
+	memcpy(&bad, &m, sizeof(m));
+	put(&bad, 56, 0xffff, 2);
+	put(&bad, shoff + 44, 1, 4);
+	CHECK_EQ(elf_headers_check_mem(bad.b, bad.len), 0);
+	CHECK_EQ(id_of(&bad, id), 20);
+	put(&bad, shoff + 44, 5000, 4);
+	CHECK_EQ(id_of(&bad, id), -E2BIG);
+	put(&bad, shoff + 44, 60, 4);			/* past the end */
+	CHECK_EQ(id_of(&bad, id), -ENOEXEC);
+	/* plain counts: tables past the end, wrong entry sizes */
+	memcpy(&bad, &m, sizeof(m));
+	put(&bad, 60, 300, 2);
+	CHECK_EQ(id_of(&bad, id), -ENOEXEC);
+	memcpy(&bad, &m, sizeof(m));
+	put(&bad, 56, 300, 2);
+	CHECK_EQ(id_of(&bad, id), -ENOEXEC);
+	memcpy(&bad, &m, sizeof(m));
+	put(&bad, 58, 40, 2);
+	CHECK_EQ(id_of(&bad, id), -ENOEXEC);
+	memcpy(&bad, &m, sizeof(m));
+	put(&bad, 54, 32, 2);
+	CHECK_EQ(id_of(&bad, id), -ENOEXEC);
+	memcpy(&bad, &m, sizeof(m));
+	put(&bad, 40, 0, 8);				/* sections but no table */
+	CHECK_EQ(id_of(&bad, id), -ENOEXEC);
+	memcpy(&bad, &m, sizeof(m));
+	put(&bad, 40, ~0ull - 8, 8);			/* offset + size overflows */
+	CHECK_EQ(elf_headers_check_mem(bad.b, bad.len), -ENOEXEC);
+	memcpy(&bad, &m, sizeof(m));
+	bad.b[4] = 3;					/* no such class */
+	CHECK_EQ(elf_headers_check_mem(bad.b, bad.len), -ENOEXEC);
+	CHECK_EQ(elf_headers_check_mem(m.b, 63), -ENOEXEC);
+	CHECK_EQ(elf_headers_check_mem(NULL, 0), -ENOEXEC);
+	/* 32-bit and big-endian layouts pass */
+	s = (struct elf_spec){ .elf32 = true, .be = true, .phdr = true, .shdr = true, .align = 4 };
+	elf_begin_img(&m, &s);
+	note_add(&m, 4, "GNU", 3, known_id, 20, 4);
+	elf_finish_img(&m, &s);
+	CHECK_EQ(elf_headers_check_mem(m.b, m.len), 0);
+	put(&m, 48, 0, 2);
+	put(&m, m.len - 2 * 40 + 20, 1u << 20, 4);
+	CHECK_EQ(elf_headers_check_mem(m.b, m.len), -E2BIG);
+}
+
 /* readelf -n as an independent reader of a real binary. */
 TEST(elf_real_binary)
 {
@@ -431,7 +534,7 @@ TEST(cache_layout)
 	CHECK_EQ(buildid_cache__add_fd(cache, "/usr/lib//test/libfoo.so", id, 20, fd), 0);
 	snprintf(p, sizeof(p), "%s/usr/lib/test/libfoo.so/%s/elf", cache, hex);
 	CHECK(file_equals(p, m.b, m.len));
-	CHECK_EQ(mode_of(p), S_IFREG | 0755);		/* perf's copyfile mode */
+	CHECK_EQ(mode_of(p), S_IFREG | 0644);		/* the source's, not wider */
 	CHECK(!stat(p, &st1));
 	snprintf(p, sizeof(p), "%s/usr/lib/test/libfoo.so/%s", cache, hex);
 	CHECK_EQ(mode_of(p), S_IFDIR | 0755);
@@ -598,7 +701,205 @@ TEST(cache_matches_perf)
 	CHECK(file_equals(p, bin, (size_t)len));
 	snprintf(p, sizeof(p), "%s%s/%s/elf", mine, src, hex);
 	CHECK(file_equals(p, bin, (size_t)len));
-	CHECK_EQ(mode_of(p), S_IFREG | 0755);
+	CHECK_EQ(mode_of(p), S_IFREG | 0644);		/* perf: 0755, wider than the source */
+}
+
+/* An ELF with build-id known_id + first, written to tmpdir/name. */
+static int write_elf(const char *name, int first, mode_t mode, char *path)
+{
+	struct elf_spec s = { .phdr = true, .shdr = true, .align = 4 };
+	struct img m;
+	int fd;
+
+	elf_begin_img(&m, &s);
+	note_add(&m, 4, "GNU", 3, known_id + first, 20, 4);
+	elf_finish_img(&m, &s);
+	fd = write_tmp(name, m.b, m.len, path);
+	if (fd >= 0 && (fchmod(fd, mode) || ftruncate(fd, 4096))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static struct dso_file_id file_id(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return (struct dso_file_id){ 0 };
+	return (struct dso_file_id){ .maj = major(st.st_dev), .min = minor(st.st_dev),
+				     .ino = st.st_ino };
+}
+
+/* What dso_table__mmap reads for a mapping named name with identity id. */
+static int dso_bid(struct dso_table *dt, __u64 start, const char *name,
+		   const struct dso_file_id *id)
+{
+	__u8 bid[20], n = 0;
+
+	dso_table__mmap(dt, (__u32)getpid(), start, 4096, name, id, bid, &n);
+	if (n == 20 && memcmp(bid, known_id, 20) && memcmp(bid, known_id + 1, 20))
+		return -1;
+	return n ? bid[0] : 0;	/* which file: 0xde (known_id) or 0xad (+1) */
+}
+
+/*
+ * The mapped file is opened only if it is the file the mapping named:
+ * after the mapping is gone the process can swap the path for a symlink,
+ * a FIFO or another file (root opened /dev/kmsg and copied a root-only
+ * file into the cache that way).
+ */
+TEST(dso_open_hostile)
+{
+	char lib[PATHSZ], other[PATHSZ], p[3 * PATHSZ], cache[256], hex[BUILD_ID_HEX_SIZE];
+	const struct perfdata_build_id *ids;
+	struct dso_table *dt = dso_table__new();
+	struct dso_file_id id, oid, fid, tid;
+	int fd = write_elf("lib.so", 0, 0600, lib), ofd = write_elf("other.so", 1, 0644, other);
+	struct timespec ts;
+	long gen = 0;
+	void *map;
+	__u64 a;
+	size_t nr;
+
+	CHECK(dt && fd >= 0 && ofd >= 0);
+	id = file_id(fd);
+	oid = file_id(ofd);
+	map = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+	CHECK(map != MAP_FAILED);
+	a = (__u64)(uintptr_t)map;
+	/* mapped: read (map_files as root, the path otherwise) */
+	CHECK_EQ(dso_bid(dt, a, lib, &id), 0xde);
+	dso_table__hit(dt, (__u32)getpid(), a);
+	CHECK_EQ(dso_bid(dt, a, lib, &oid), 0);		/* not the file named */
+	munmap(map, 4096);
+	/* gone: by path inside /proc/PID/root, the same inode only */
+	CHECK_EQ(dso_bid(dt, a + 8192, lib, &id), 0xde);
+	CHECK_EQ(dso_bid(dt, a + 8192, lib, NULL), 0);	/* identity unknown */
+	/* the inode number of an unmapped file reused by a newer one: a file
+	 * changed after the mapping, or of another generation, is refused */
+	CHECK(!clock_gettime(CLOCK_MONOTONIC, &ts));
+	tid = id;
+	tid.time = (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec + 1000000000ull;
+	CHECK_EQ(dso_bid(dt, a + 8192, lib, &tid), 0xde);	/* mapped after: fine */
+	tid.time -= 3000000000ull;
+	CHECK_EQ(dso_bid(dt, a + 8192, lib, &tid), 0);		/* mapped before it was made */
+	tid = id;
+	fd = open(lib, O_RDONLY);
+	if (!ioctl(fd, FS_IOC_GETVERSION, &gen)) {
+		tid.has_generation = true;
+		tid.ino_generation = (__u32)gen;
+		CHECK_EQ(dso_bid(dt, a + 8192, lib, &tid), 0xde);
+		tid.ino_generation = (__u32)gen + 1;
+		CHECK_EQ(dso_bid(dt, a + 8192, lib, &tid), 0);
+	}
+	close(fd);
+	CHECK_EQ(dso_bid(dt, a + 8192, other, &id), 0);
+	/* the path swapped for a symlink: never followed, even to the named inode */
+	snprintf(p, sizeof(p), "%s/link.so", tmpdir);
+	CHECK(!symlink(lib, p));
+	CHECK_EQ(dso_bid(dt, a + 8192, p, &id), 0);
+	snprintf(p, sizeof(p), "%s/dirlink", tmpdir);
+	CHECK(!symlink(tmpdir, p));
+	strcat(p, "/lib.so");
+	CHECK_EQ(dso_bid(dt, a + 8192, p, &id), 0);
+	/* a FIFO with the very identity: not opened (would block) */
+	snprintf(p, sizeof(p), "%s/fifo", tmpdir);
+	CHECK(!mkfifo(p, 0666));
+	fd = open(p, O_RDONLY | O_NONBLOCK);
+	fid = file_id(fd);
+	close(fd);
+	CHECK_EQ(dso_bid(dt, a + 8192, p, &fid), 0);
+	/* a device with the very identity */
+	fd = open("/dev/null", O_RDONLY);
+	fid = file_id(fd);
+	close(fd);
+	CHECK_EQ(dso_bid(dt, a + 8192, "/dev/null", &fid), 0);
+
+	/* the sampled 0600 file is cached 0600, not 0755 */
+	snprintf(cache, sizeof(cache), "%s/dsocache", tmpdir);
+	CHECK_EQ(dso_table__finish(dt, cache, false, &ids, &nr), 0);
+	build_id_hex(known_id, 20, hex);
+	snprintf(p, sizeof(p), "%s%s/%s/elf", cache, lib, hex);
+	CHECK_EQ(mode_of(p), S_IFREG | 0600);
+	dso_table__free(dt);
+	close(ofd);
+}
+
+/* Out of descriptors: a kept one is given up and the open retried. */
+TEST(dso_emfile_retry)
+{
+	struct rlimit old, rl;
+	struct dso_table *dt;
+	struct dso_file_id id[4];
+	char path[PATHSZ], name[16];
+	int fds[4], dups[256], nd = 0, i;
+
+	CHECK(!getrlimit(RLIMIT_NOFILE, &old));
+	rl = old;
+	rl.rlim_cur = 64;
+	CHECK(!setrlimit(RLIMIT_NOFILE, &rl));
+	dt = dso_table__new();
+	for (i = 0; i < 4; i++) {
+		snprintf(name, sizeof(name), "many%d.so", i);
+		fds[i] = write_elf(name, i & 1, 0644, path);
+		id[i] = file_id(fds[i]);
+		close(fds[i]);
+		if (i < 3)
+			CHECK(dso_bid(dt, 0x10000 * (i + 1), path, &id[i]) > 0);
+	}
+	while (nd < 256 && (dups[nd] = dup(0)) >= 0)
+		nd++;
+	CHECK(nd < 256);
+	CHECK(dso_bid(dt, 0x50000, path, &id[3]) > 0);	/* needs two descriptors */
+	while (nd)
+		close(dups[--nd]);
+	CHECK(!setrlimit(RLIMIT_NOFILE, &old));
+	dso_table__free(dt);
+}
+
+/* A cache root that is another user's symlink is refused (HOME kept
+ * through sudo: ~/.debug -> /etc); ours or root's is fine. */
+TEST(cache_root_link)
+{
+	char dir[256], link[256], p[PATHSZ];
+	char *old_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+	char *d;
+
+	snprintf(dir, sizeof(dir), "%s/realcache", tmpdir);
+	CHECK(!mkdir(dir, 0755));
+	snprintf(link, sizeof(link), "%s/linkcache", tmpdir);
+	CHECK(!symlink(dir, link));
+	d = buildid_cache_dir(link);		/* our own link */
+	CHECK_STR(d, link);
+	free(d);
+	CHECK_EQ(buildid_cache__add_data(link, "/lib/x.so", known_id, 20, "x", 1), 0);
+	if (geteuid()) {
+		fprintf(stderr, "  (not root: another user's link not tried)\n");
+		free(old_home);
+		return;
+	}
+	CHECK(!lchown(link, 65534, 65534));
+	log_verbosity = -1;
+	errno = 0;
+	CHECK(!buildid_cache_dir(link));
+	CHECK_EQ(errno, EPERM);
+	snprintf(p, sizeof(p), "%s/sudohome", tmpdir);
+	CHECK(!mkdir(p, 0755));
+	setenv("HOME", p, 1);
+	snprintf(p, sizeof(p), "%s/sudohome/.debug", tmpdir);
+	CHECK(!symlink(dir, p) && !lchown(p, 65534, 65534));
+	setenv("PERF_CONFIG", "/dev/null", 1);
+	CHECK(!buildid_cache_dir(NULL));
+	unsetenv("PERF_CONFIG");
+	log_verbosity = 0;
+	CHECK_EQ(buildid_cache__add_data(link, "/lib/y.so", known_id + 1, 20, "y", 1), -EPERM);
+	snprintf(p, sizeof(p), "%s/lib/y.so", dir);
+	CHECK(access(p, F_OK));
+	if (old_home)
+		setenv("HOME", old_home, 1);
+	free(old_home);
 }
 
 static void set_env(const char *k, const char *v)
@@ -710,6 +1011,7 @@ int main(void)
 	RUN(elf_layouts);
 	RUN(elf_no_or_wrong_note);
 	RUN(elf_hostile);
+	RUN(elf_counts);
 	RUN(elf_real_binary);
 	RUN(kernel_and_vdso);
 	RUN(hex);
@@ -718,6 +1020,9 @@ int main(void)
 	RUN(cache_planted_symlinks);
 	RUN(cache_matches_perf);
 	RUN(cache_dir_config);
+	RUN(dso_open_hostile);
+	RUN(dso_emfile_retry);
+	RUN(cache_root_link);
 	nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	return HARNESS_DONE();
 }

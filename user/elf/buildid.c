@@ -27,6 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "elf/headers.h"
 #include "util/log.h"
 
 #define NT_GNU_BUILD_ID_TYPE	3
@@ -52,6 +53,14 @@ static __u32 note_u32(const __u8 *p, bool swap)
 static size_t note_align(size_t v, size_t align)
 {
 	return (v + align - 1) & ~(align - 1);
+}
+
+/* A libelf call failed: say which and libelf's reason (debug level: the
+ * caller reports the file and what is lost). */
+static int libelf_fail(const char *call, int err)
+{
+	pr_debug("libelf: %s failed: %s", call, elf_errmsg(-1));
+	return err;
 }
 
 /*
@@ -112,7 +121,9 @@ static int elf_scan_chunk(Elf *elf, GElf_Off off, GElf_Xword size,
 		return -ENOENT;
 	/* libelf checks off + size against the file size. */
 	d = elf_getdata_rawchunk(elf, off, size, ELF_T_BYTE);
-	if (!d || !d->d_buf || d->d_size < size)
+	if (!d)
+		return libelf_fail("elf_getdata_rawchunk", -ENOENT);
+	if (!d->d_buf || d->d_size < size)
 		return -ENOENT;
 	return notes_find_build_id(d->d_buf, size, align == 8 ? 8 : 4, swap, id);
 }
@@ -122,13 +133,13 @@ static int elf_scan_segments(Elf *elf, bool swap, __u8 id[BUILD_ID_SIZE])
 	size_t i, n;
 
 	if (elf_getphdrnum(elf, &n))
-		return -ENOENT;
+		return libelf_fail("elf_getphdrnum", -ENOENT);
 	for (i = 0; i < n; i++) {
 		GElf_Phdr ph;
 		int ret;
 
 		if (!gelf_getphdr(elf, (int)i, &ph))
-			break;
+			return libelf_fail("gelf_getphdr", -ENOENT);
 		if (ph.p_type != PT_NOTE)
 			continue;
 		ret = elf_scan_chunk(elf, ph.p_offset, ph.p_filesz, ph.p_align, swap, id);
@@ -147,7 +158,7 @@ static int elf_scan_sections(Elf *elf, bool swap, __u8 id[BUILD_ID_SIZE])
 		int ret;
 
 		if (!gelf_getshdr(scn, &sh))
-			break;
+			return libelf_fail("gelf_getshdr", -ENOENT);
 		if (sh.sh_type != SHT_NOTE)
 			continue;
 		ret = elf_scan_chunk(elf, sh.sh_offset, sh.sh_size, sh.sh_addralign, swap, id);
@@ -163,8 +174,12 @@ static int elf_build_id(Elf *elf, __u8 id[BUILD_ID_SIZE])
 	bool swap;
 	int ret;
 
-	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh))
+	if (!elf)
+		return libelf_fail("elf_begin", -ENOEXEC);
+	if (elf_kind(elf) != ELF_K_ELF)
 		return -ENOEXEC;
+	if (!gelf_getehdr(elf, &eh))
+		return libelf_fail("gelf_getehdr", -ENOEXEC);
 	if (eh.e_ident[EI_DATA] != ELFDATA2LSB && eh.e_ident[EI_DATA] != ELFDATA2MSB)
 		return -ENOEXEC;
 	swap = eh.e_ident[EI_DATA] != HOST_ELFDATA;
@@ -180,7 +195,10 @@ int elf_build_id_fd(int fd, __u8 id[BUILD_ID_SIZE])
 	int ret;
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -ENOEXEC;
+		return libelf_fail("elf_version", -ENOEXEC);
+	ret = elf_headers_check_fd(fd);
+	if (ret)
+		return ret;
 	/* ELF_C_READ, not _MMAP: a hostile process truncating the file
 	 * while we read it must give an error, not a SIGBUS. */
 	elf = elf_begin(fd, ELF_C_READ, NULL);
@@ -212,7 +230,10 @@ int elf_build_id_mem(const void *image, size_t len, __u8 id[BUILD_ID_SIZE])
 	if (!image || !len)
 		return -ENOEXEC;
 	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -ENOEXEC;
+		return libelf_fail("elf_version", -ENOEXEC);
+	ret = elf_headers_check_mem(image, len);
+	if (ret)
+		return ret;
 	/* libelf wants a writable image; the vdso mapping is not. */
 	copy = malloc(len);
 	if (!copy)

@@ -21,9 +21,11 @@
 /*
  * Build-id of the ELF file open on fd: the first "GNU" note of type 3 in a
  * PT_NOTE segment, else in a SHT_NOTE section.  fd is read with pread
- * (its file offset is not used).  Returns the id size (1..20), or
- * -ENOEXEC (not ELF / unreadable ELF headers), -ENOENT (no usable note),
- * -ENOMEM.
+ * (its file offset is not used).  The headers are checked before libelf
+ * reads them (elf/headers.h).  Returns the id size (1..20), or -ENOEXEC
+ * (not ELF / malformed or unreadable ELF headers), -E2BIG (more sections
+ * or segments than any real binary has), -ENOENT (no usable note),
+ * -ENOMEM.  libelf's own reasons are logged at debug level (-vv).
  */
 int elf_build_id_fd(int fd, __u8 id[BUILD_ID_SIZE]);
 

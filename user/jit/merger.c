@@ -104,6 +104,7 @@ static int create_image_file(struct jit_merger *m, char **path)
 static int seal_image(struct jit_merger *m)
 {
 	struct image_slot *slot = cur_slot(m);
+	struct stat st = { 0 };
 	size_t i, n;
 	int fd, err;
 
@@ -118,6 +119,10 @@ static int seal_image(struct jit_merger *m)
 	}
 	fd = create_image_file(m, &slot->path);
 	err = fd < 0 ? fd : jitelf_image__write(m->img, fd);
+	if (!err && fstat(fd, &st))
+		err = -errno;
+	slot->dev = st.st_dev;
+	slot->ino = st.st_ino;
 	if (fd >= 0 && close(fd) && !err)
 		err = -errno;
 	if (!err) {
@@ -674,6 +679,30 @@ size_t jit_merger__images(const struct jit_merger *m, const struct jit_image **o
 {
 	*out = m->out_images;
 	return m->nr_out_images;
+}
+
+int jit_merger__open_image(const struct jit_merger *m, const struct jit_image *img)
+{
+	const char *base = strrchr(img->path, '/') + 1;
+	struct stat st;
+	int fd;
+
+	for (size_t i = 0; i < m->nr_images; i++) {
+		const struct image_slot *slot = &m->images[i];
+
+		if (slot->path != img->path)
+			continue;
+		fd = openat(m->dirfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_dev != slot->dev ||
+		    st.st_ino != slot->ino) {
+			close(fd);
+			return -ESTALE;
+		}
+		return fd;
+	}
+	return -ENOENT;
 }
 
 struct jit_stats jit_merger__stats(const struct jit_merger *m)

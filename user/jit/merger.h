@@ -99,6 +99,12 @@ int jit_merger__finish(struct jit_merger *m);
 /* After finish: the mappings sorted by time (stable), the images. */
 size_t jit_merger__mappings(const struct jit_merger *m, const struct jit_mapping **out);
 size_t jit_merger__images(const struct jit_merger *m, const struct jit_image **out);
+/* One of those images opened for reading through the directory's
+ * descriptor kept from its creation (whoever can write the directory
+ * above may have replaced the path since): no link followed, no FIFO
+ * waited on, only the file written.  An fd, or -errno (-ESTALE: not
+ * the file written any more). */
+int jit_merger__open_image(const struct jit_merger *m, const struct jit_image *img);
 struct jit_stats jit_merger__stats(const struct jit_merger *m);
 const char *jit_merger__dir(const struct jit_merger *m);	/* absolute */
 

@@ -35,6 +35,7 @@ struct image_slot {
 	__u64 size;
 	__u32 nr_funcs;
 	__u64 *func_addr;		/* after writing */
+	__u64 dev, ino;			/* of the file written */
 	bool ok;
 };
 

@@ -11,7 +11,9 @@
  * perf report follows the .build-id link and appends "elf", "kallsyms" or
  * "vdso" (dso__build_id_filename).  Observed with perf 6.1: directories
  * 0755, copied files 0755 (copyfile() fchmods its mkstemp file to 0755),
- * files perf could hard-link keep the original's mode.  perf also writes
+ * files perf could hard-link keep the original's mode.  precord keeps the
+ * original's mode within 0755, so a copy is never more readable than its
+ * source (perf report only reads them).  perf also writes
  * an SDT "probes" file and hard-links /usr/lib/debug/.build-id/xx/y.debug
  * as "debug"; precord does neither (perf report needs neither).
  */
@@ -257,6 +259,26 @@ static void cfg_read_home(char **dir)
 	cfg_read_file(path, dir);
 }
 
+static int cache_root_link_ok(const char *cache_dir, uid_t *owner);
+
+/* Say where the cache is (-v); refuse another user's symlink (a warning:
+ * the recording goes on without caching). */
+static char *cache_dir_checked(char *dir)
+{
+	uid_t owner = 0;
+
+	if (cache_root_link_ok(dir, &owner)) {
+		pr_warn("build-id cache %s is a symlink owned by UID %u, not by root: "
+			"nothing cached (choose one with --buildid-dir, or -N)", dir,
+			(unsigned int)owner);
+		free(dir);
+		errno = EPERM;
+		return NULL;
+	}
+	pr_info("build-id cache: %s", dir);
+	return dir;
+}
+
 char *buildid_cache_dir(const char *override)
 {
 	const char *exclusive = getenv("PERF_CONFIG");
@@ -290,7 +312,7 @@ char *buildid_cache_dir(const char *override)
 		errno = 0;
 		return NULL;
 	}
-	return dir;
+	return cache_dir_checked(dir);
 }
 
 /* ---- the cache itself ---- */
@@ -390,34 +412,61 @@ out:
 	return next;
 }
 
-/* The cache directory itself is configuration, not hostile input: it
- * may be a symlink.  Created (with parents) if missing, as perf does. */
+/*
+ * The cache root may be a symlink (a cache on another disk), but not one
+ * planted by another user: with HOME kept through sudo, ~/.debug is the
+ * user's to replace with a link to /etc or /root.  Returns 0, or -EPERM
+ * for a symlink owned by neither us nor root.
+ */
+static int cache_root_link_ok(const char *cache_dir, uid_t *owner)
+{
+	struct stat st;
+
+	if (lstat(cache_dir, &st) || !S_ISLNK(st.st_mode))
+		return 0;
+	*owner = st.st_uid;
+	return st.st_uid == 0 || st.st_uid == geteuid() ? 0 : -EPERM;
+}
+
+/* Open the cache root, created (with parents) if missing, as perf does;
+ * then check that what was opened is what the path names now, and that
+ * the path is not someone else's symlink. */
 static int cache_open_root(const char *cache_dir)
 {
 	char path[PATH_MAX];
 	size_t i, len = strlen(cache_dir);
+	struct stat a, b;
+	uid_t owner;
 	int fd = open(cache_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	if (fd >= 0 || errno != ENOENT)
-		return fd >= 0 ? fd : -errno;
-	if (len >= sizeof(path))
-		return -ENAMETOOLONG;
-	memcpy(path, cache_dir, len + 1);
-	for (i = 1; i <= len; i++) {
-		if (path[i] != '/' && path[i] != '\0')
-			continue;
-		path[i] = '\0';
-		if (mkdir(path, 0755) && errno != EEXIST)
-			return -errno;
-		path[i] = cache_dir[i];
+	if (fd < 0 && errno == ENOENT) {
+		if (len >= sizeof(path))
+			return -ENAMETOOLONG;
+		memcpy(path, cache_dir, len + 1);
+		for (i = 1; i <= len; i++) {
+			if (path[i] != '/' && path[i] != '\0')
+				continue;
+			path[i] = '\0';
+			if (mkdir(path, 0755) && errno != EEXIST)
+				return -errno;
+			path[i] = cache_dir[i];
+		}
+		fd = open(cache_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	}
-	fd = open(cache_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	return fd >= 0 ? fd : -errno;
+	if (fd < 0)
+		return -errno;
+	if (cache_root_link_ok(cache_dir, &owner) || fstat(fd, &a) || stat(cache_dir, &b) ||
+	    a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
 }
 
 struct copy_src {
 	int fd;			/* >= 0: copy this file */
 	__u64 size;		/* its size at fstat, 0 = read to EOF */
+	mode_t mode;		/* of the copy */
 	const void *data;	/* else these bytes */
 	size_t len;
 };
@@ -484,8 +533,8 @@ static int copy_fd(int dst, const struct copy_src *src)
 
 /*
  * Create dirfd/base with src's bytes: written under a temporary O_EXCL
- * name, chmod 0755 (perf's copyfile), then renamed into place without
- * replacing anything.  An existing regular file means already cached.
+ * name, chmod src->mode, then renamed into place without replacing
+ * anything.  An existing regular file means already cached.
  */
 static int cache_write_file(int dirfd, const char *base, const struct copy_src *src)
 {
@@ -509,7 +558,7 @@ static int cache_write_file(int dirfd, const char *base, const struct copy_src *
 	if (fd < 0)
 		return -EEXIST;
 	err = src->fd >= 0 ? copy_fd(fd, src) : write_full(fd, src->data, src->len);
-	if (!err && fchmod(fd, 0755))
+	if (!err && fchmod(fd, src->mode))
 		err = -errno;
 	if (close(fd) && !err)
 		err = -errno;
@@ -596,13 +645,16 @@ int buildid_cache__add_fd(const char *cache_dir, const char *name,
 	if (!S_ISREG(st.st_mode))
 		return -EINVAL;		/* no FIFOs or devices from a target */
 	src.size = (__u64)st.st_size;
+	/* perf's copyfile makes every copy 0755; a copy never grants more
+	 * than the original (a root-only 0600 library stays 0600). */
+	src.mode = st.st_mode & 0755;
 	return cache_add(cache_dir, name, id, size, &src);
 }
 
 int buildid_cache__add_data(const char *cache_dir, const char *name,
 			    const __u8 *id, int size, const void *data, size_t len)
 {
-	struct copy_src src = { .fd = -1, .data = data, .len = len };
+	struct copy_src src = { .fd = -1, .data = data, .len = len, .mode = 0755 };
 
 	if (!data && len)
 		return -EINVAL;

@@ -4,13 +4,15 @@
  * it out so that `perf report` finds binaries that are gone or on another
  * machine:
  *
- *   DIR/<path>/<hex>/elf                  copy of the DSO at <path> (0755)
+ *   DIR/<path>/<hex>/elf                  copy of the DSO at <path>
  *   DIR/[kernel.kallsyms]/<hex>/kallsyms  copy of /proc/kallsyms (0755)
  *   DIR/[vdso]/<hex>/vdso                 the vdso image (0755)
  *   DIR/.build-id/<hex[0:2]>/<hex[2:]> -> ../../<path>/<hex>   (symlink to
  *                                         the directory, not to the file)
  *
- * Directories are 0755 (umask applies, as with perf's mkdir_p).  Nothing
+ * Directories are 0755 (umask applies, as with perf's mkdir_p); copies of
+ * files have the original's mode without the bits outside 0755 (perf
+ * makes them all 0755: a root-only library would become readable).  Nothing
  * is created through a symlink: every directory is entered with
  * O_NOFOLLOW, every file is written under a temporary O_EXCL name and then
  * renamed into place without replacing anything.
@@ -25,9 +27,12 @@
  * The cache directory perf would use: override (perf's --buildid-dir) if
  * not NULL, else `buildid.dir` from perf's config files ($PERF_CONFIG
  * alone if set, else /etc/perfconfig then $HOME/.perfconfig), else
- * $HOME/.debug (".debug" without HOME).  Malloc'd.  NULL with errno = 0
- * when the directory is "/dev/null" (perf's documented way to disable the
- * cache), NULL with errno = ENOMEM on allocation failure.
+ * $HOME/.debug (".debug" without HOME).  Malloc'd; logged at -v.  NULL
+ * with errno = 0 when the directory is "/dev/null" (perf's documented way
+ * to disable the cache), NULL with errno = EPERM (and a warning) when it
+ * is a symlink owned by neither the current user nor root (HOME kept
+ * through sudo: the user's ~/.debug pointing at /etc), NULL with errno =
+ * ENOMEM on allocation failure.  Every add checks the root again.
  */
 char *buildid_cache_dir(const char *override);
 

@@ -178,8 +178,10 @@ static int on_mmap2(struct session *s, const struct perf_event_header *h, __u64 
 		m.ino_generation = b->ino_generation;
 	}
 	if (s->dt && name[0] == '/')
-		dso_table__mmap(s->dt, b->pid, b->start, b->len, name, m.build_id,
-				&m.build_id_size);
+		dso_table__mmap(s->dt, b->pid, b->start, b->len, name,
+				&(struct dso_file_id){ m.maj, m.min, m.ino, m.ino_generation,
+						       m.ino != 0, time },
+				m.build_id, &m.build_id_size);
 	memcpy(&sid, (const __u8 *)h + h->size - PREC_SAMPLE_ID_SIZE, 8);
 	memcpy(&sid.time, (const __u8 *)h + h->size - PREC_SAMPLE_ID_SIZE + 8, 8);
 	memcpy(&sid.cpu, (const __u8 *)h + h->size - PREC_SAMPLE_ID_SIZE + 16, 4);

@@ -4,18 +4,34 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/fs.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "elf/buildid.h"
+#include "elf/headers.h"
 #include "perfdata/buildid_cache.h"
 #include "util/array.h"
 #include "util/log.h"
 
-#define MAX_OPEN_DSOS	4096
+/*
+ * Descriptors kept open for the build-id cache: half the RLIMIT_NOFILE
+ * soft limit (main raises it to the hard limit), the rest for the perf
+ * events, BPF objects and JIT sources; at most DSO_FDS_MAX.  With 1024
+ * and a fixed 4096 a target mapping 1100 files made 211 opens fail
+ * (EMFILE) and lost their build-ids and the target's perf map.
+ */
+#define DSO_FDS_MAX	65536
+#define E2BIG_WARN_MAX	5		/* then only counted */
 
 struct dso {
 	char *name;
@@ -43,7 +59,8 @@ struct dso_table {
 	size_t nr, cap;
 	struct pmaps **procs;	/* open addressing, pid keyed */
 	size_t procs_cap, procs_nr;
-	int open_fds;
+	int open_fds, max_fds;
+	unsigned int too_big;	/* ELF files refused for their counts */
 	bool kernel_hit;
 	struct perfdata_build_id *out;
 	__u8 kbid[20], vbid[20];
@@ -51,7 +68,15 @@ struct dso_table {
 
 struct dso_table *dso_table__new(void)
 {
-	return calloc(1, sizeof(struct dso_table));
+	struct dso_table *dt = calloc(1, sizeof(struct dso_table));
+	struct rlimit rl;
+
+	if (!dt)
+		return NULL;
+	dt->max_fds = 512;
+	if (!getrlimit(RLIMIT_NOFILE, &rl))
+		dt->max_fds = rl.rlim_cur / 2 < DSO_FDS_MAX ? (int)(rl.rlim_cur / 2) : DSO_FDS_MAX;
+	return dt;
 }
 
 void dso_table__free(struct dso_table *dt)
@@ -180,18 +205,173 @@ static int pmaps_insert(struct pmaps *p, __u64 start, __u64 end, int dso)
 	return 0;
 }
 
-static int open_mapped_file(__u32 pid, __u64 start, __u64 len, const char *name)
+/*
+ * The device is compared only for a file opened by name: what map_files
+ * gives is the mapping's own file (the inode tells a range mapped again
+ * since), and on btrfs the device that stat reports for a subvolume is
+ * not the one the kernel puts in MMAP2 records.
+ */
+static bool same_file(const struct stat *st, const struct dso_file_id *id, bool by_name)
 {
-	char path[4200];
+	return st->st_ino == id->ino &&
+	       (!by_name || (major(st->st_dev) == id->maj && minor(st->st_dev) == id->min));
+}
+
+/*
+ * By name, the same device and inode can still be another file: the
+ * unmapped file's inode number is free and a file created afterwards
+ * gets it (seen on ext4 in tests/bats/hostile_elf.bats: a copy of
+ * /bin/ls took the inode of the library just unmapped).  Refused: a
+ * different inode generation where the file system reports one, and a
+ * file whose status changed after the mapping was made.  Kernel file
+ * times come from a coarse clock, up to a tick (10 ms at HZ=100) behind:
+ * CTIME_SLACK_NS.
+ */
+#define CTIME_SLACK_NS	20000000ull
+
+static bool unchanged_since_mapped(int fd, const struct stat *st, const struct dso_file_id *id)
+{
+	struct timespec rt, mono;
+	long gen = 0;
+	__s64 ctime_mono;
+
+	if (id->has_generation && !ioctl(fd, FS_IOC_GETVERSION, &gen) &&
+	    (__u32)gen != (__u32)id->ino_generation)
+		return false;
+	if (!id->time || clock_gettime(CLOCK_REALTIME, &rt) || clock_gettime(CLOCK_MONOTONIC, &mono))
+		return true;
+	ctime_mono = (st->st_ctim.tv_sec - rt.tv_sec + mono.tv_sec) * 1000000000ll +
+		     st->st_ctim.tv_nsec - rt.tv_nsec + mono.tv_nsec;
+	return ctime_mono + (__s64)CTIME_SLACK_NS <= (__s64)id->time;
+}
+
+/*
+ * pathfd is an O_PATH descriptor: getting it opened nothing (no device
+ * was opened, no FIFO blocked).  The file is opened for reading through
+ * /proc/self/fd, which reopens that very inode, only when it is a
+ * regular file and, if id is known, the file the mapping named; without
+ * an id only when !need_id (need_id: opened by name, so also on the same
+ * device and unchanged since it was mapped).  pathfd is closed.  Returns an fd or -errno
+ * (-ESTALE: another file than the mapped one).
+ */
+static int reopen_checked(int pathfd, const struct dso_file_id *id, bool need_id)
+{
+	char self[32];
+	struct stat st;
 	int fd;
+
+	if (fstat(pathfd, &st))
+		fd = -errno;
+	else if (!S_ISREG(st.st_mode))
+		fd = -EINVAL;
+	else if (id && id->ino ? !same_file(&st, id, need_id) : need_id)
+		fd = -ESTALE;
+	else {
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", pathfd);
+		fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		if (fd < 0)
+			fd = -errno;
+	}
+	if (fd >= 0 && need_id && !unchanged_since_mapped(fd, &st, id)) {
+		close(fd);
+		fd = -ESTALE;
+	}
+	close(pathfd);
+	return fd;
+}
+
+/* name inside the process's root, as an O_PATH fd: no symlink followed
+ * (the kernel names mappings by their resolved path), no way out by "..". */
+static int open_in_root(__u32 pid, const char *name)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	char path[32];
+	int root, fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/root", pid);
+	root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return -errno;
+	fd = (int)syscall(SYS_openat2, root, name + 1, &how, sizeof(how));
+	if (fd < 0 && errno == ENOSYS)	/* no openat2: the inode check still holds */
+		fd = openat(root, name + 1, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		fd = -errno;
+	close(root);
+	return fd;
+}
+
+/*
+ * The mapped file: /proc/PID/map_files while the mapping exists, else
+ * name inside /proc/PID/root, which the process may have swapped for a
+ * symlink, a device or another file by now (root opened /dev/kmsg and
+ * copied a root-only file into the cache that way): refused unless its
+ * device and inode are the mapping's.
+ */
+static int open_mapped_file(__u32 pid, __u64 start, __u64 len, const char *name,
+			    const struct dso_file_id *id)
+{
+	char path[96];
+	int fd, err;
 
 	snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64,
 		 pid, (uint64_t)start, (uint64_t)(start + len));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 || name[0] != '/')
-		return fd;
-	snprintf(path, sizeof(path), "/proc/%u/root%s", pid, name);
-	return open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	fd = open(path, O_PATH | O_CLOEXEC);
+	if (fd >= 0)
+		return reopen_checked(fd, id, false);
+	err = -errno;
+	if (err == -EMFILE || err == -ENFILE || name[0] != '/' || !id || !id->ino)
+		return err;
+	fd = open_in_root(pid, name);
+	return fd < 0 ? fd : reopen_checked(fd, id, true);
+}
+
+/* Out of descriptors: close a kept one, one without samples if any. */
+static bool dso_evict_fd(struct dso_table *dt)
+{
+	struct dso *victim = NULL;
+
+	for (size_t i = 0; i < dt->nr; i++) {
+		struct dso *d = &dt->dsos[i];
+
+		if (d->fd < 0)
+			continue;
+		victim = d;
+		if (!d->hit)
+			break;
+	}
+	if (!victim)
+		return false;
+	close(victim->fd);
+	victim->fd = -1;
+	dt->open_fds--;
+	return true;
+}
+
+static int open_mapped_retry(struct dso_table *dt, __u32 pid, __u64 start, __u64 len,
+			     const char *name, const struct dso_file_id *id)
+{
+	int fd = open_mapped_file(pid, start, len, name, id);
+
+	/* two descriptors at a time: the O_PATH one and the reopened one */
+	for (int i = 0; i < 2 && (fd == -EMFILE || fd == -ENFILE) && dso_evict_fd(dt); i++)
+		fd = open_mapped_file(pid, start, len, name, id);
+	if (fd < 0)
+		pr_debug("%s (PID %u): not read: %s", name, pid, strerror(-fd));
+	return fd;
+}
+
+static int read_build_id(struct dso_table *dt, int fd, const char *name, __u8 *bid)
+{
+	int n = elf_build_id_fd(fd, bid);
+
+	if (n == -E2BIG && dt->too_big++ < E2BIG_WARN_MAX)
+		pr_warn("%s: more than %u sections or %u segments: its build-id is not read",
+			name, ELF_MAX_SECTIONS, ELF_MAX_SEGMENTS);
+	return n;
 }
 
 /* A DSO already read from the same file (same path, device and inode). */
@@ -208,7 +388,8 @@ static const struct dso *dso_by_inode(const struct dso_table *dt, const char *na
 }
 
 int dso_table__mmap(struct dso_table *dt, __u32 pid, __u64 start, __u64 len,
-		    const char *name, __u8 *bid, __u8 *bid_size)
+		    const char *name, const struct dso_file_id *id,
+		    __u8 *bid, __u8 *bid_size)
 {
 	struct pmaps *p = proc_get(dt, pid, true);
 	bool file = name[0] == '/';
@@ -217,13 +398,13 @@ int dso_table__mmap(struct dso_table *dt, __u32 pid, __u64 start, __u64 len,
 
 	if (!p)
 		return -ENOMEM;
-	if (file && (!*bid_size || dt->open_fds < MAX_OPEN_DSOS))
-		fd = open_mapped_file(pid, start, len, name);
+	if (file && (!*bid_size || dt->open_fds < dt->max_fds))
+		fd = open_mapped_retry(dt, pid, start, len, name, id);
 	if (fd >= 0 && fstat(fd, &st))
 		st.st_ino = 0;
 	if (fd >= 0 && !*bid_size) {
 		const struct dso *same = st.st_ino ? dso_by_inode(dt, name, st.st_dev, st.st_ino) : NULL;
-		int n = same ? same->bid_size : elf_build_id_fd(fd, bid);
+		int n = same ? same->bid_size : read_build_id(dt, fd, name, bid);
 
 		if (same)
 			memcpy(bid, same->bid, same->bid_size);
@@ -235,7 +416,7 @@ int dso_table__mmap(struct dso_table *dt, __u32 pid, __u64 start, __u64 len,
 			close(fd);
 		return idx;
 	}
-	if (fd >= 0 && dt->dsos[idx].fd < 0 && dt->open_fds < MAX_OPEN_DSOS) {
+	if (fd >= 0 && dt->dsos[idx].fd < 0 && dt->open_fds < dt->max_fds) {
 		dt->dsos[idx].fd = fd;
 		dt->dsos[idx].dev = st.st_dev;
 		dt->dsos[idx].ino = st.st_ino;
@@ -373,6 +554,9 @@ int dso_table__finish(struct dso_table *dt, const char *cache_dir, bool kernel,
 					 strerror(-err));
 		}
 	}
+	if (dt->too_big > E2BIG_WARN_MAX)
+		pr_warn("%u ELF files in all had absurd section or segment counts: "
+			"their build-ids were not read", dt->too_big);
 	*ids = dt->out;
 	*nr = n;
 	return 0;

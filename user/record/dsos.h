@@ -17,15 +17,33 @@ struct dso_table;
 struct dso_table *dso_table__new(void);
 void dso_table__free(struct dso_table *dt);
 
+/* The mapped file as the kernel named it (MMAP2 maj/min/ino/ino_generation,
+ * or the device and inode columns of /proc/PID/maps). */
+struct dso_file_id {
+	__u32 maj, min;
+	__u64 ino;		/* 0: unknown */
+	__u64 ino_generation;	/* when has_generation */
+	bool has_generation;
+	__u64 time;		/* of the mapping, CLOCK_MONOTONIC ns; 0: unknown */
+};
+
 /*
  * An executable mapping of name in process pid.  bid/bid_size: the build
  * id if known (0 = read it from the file).  The file is opened through
- * /proc/PID/map_files (so binaries in other mount namespaces work) and
- * kept open for the build-id cache.  Fills bid/bid_size when it read the
- * build id itself (bid must have room for 20 bytes).
+ * /proc/PID/map_files (so binaries in other mount namespaces work), else
+ * (the mapping is gone) as name inside /proc/PID/root, and kept open for
+ * the build-id cache.  The process is hostile: only a regular file is
+ * read, no symlink is followed by name, and a file whose inode differs
+ * from id (when known; when not, only map_files is used) is not read at
+ * all; by name, neither is one on another device, of another inode
+ * generation, or changed after id->time (an inode number freed by the
+ * unmapped file and reused for another).  By name, a file on a btrfs
+ * subvolume is not read (stat's device is not the MMAP2 record's).  Fills bid/bid_size when it read the build id itself (bid
+ * must have room for 20 bytes).
  */
 int dso_table__mmap(struct dso_table *dt, __u32 pid, __u64 start, __u64 len,
-		    const char *name, __u8 *bid, __u8 *bid_size);
+		    const char *name, const struct dso_file_id *id,
+		    __u8 *bid, __u8 *bid_size);
 /* A new process pid, forked from ppid: it starts with its parent's maps. */
 void dso_table__fork(struct dso_table *dt, __u32 ppid, __u32 pid);
 /* Mark the DSO containing user address ip of pid as sampled. */

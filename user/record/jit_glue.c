@@ -218,7 +218,8 @@ static void find_perf_maps(struct session *s)
 		snprintf(path, sizeof(path), "/proc/%u/root/tmp/perf-%u.map", pid, pid);
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 		if (fd < 0) {
-			if (errno != ENOENT)	/* no such process any more, or refused */
+			/* gone or refused; out of descriptors: next poll */
+			if (errno != ENOENT && errno != EMFILE && errno != ENFILE)
 				tidset_add(&g->map_tried, pid);
 			continue;
 		}
@@ -305,7 +306,7 @@ static int add_images(struct session *s)
 		if (err)
 			return err;
 		if (s->cache_dir) {
-			int fd = open(img[i].path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+			int fd = jit_merger__open_image(g->m, &img[i]);
 
 			if (fd >= 0) {
 				err = buildid_cache__add_fd(s->cache_dir, img[i].path,

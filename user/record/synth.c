@@ -252,8 +252,9 @@ static int synth_maps(struct pbuf *out, struct dso_table *dt, __u32 pid)
 			name = "//anon";
 		m.filename = name;
 		if (name[0] == '/' && name[1] != '/')
-			dso_table__mmap(dt, pid, m.start, m.len, name, m.build_id,
-					&m.build_id_size);
+			dso_table__mmap(dt, pid, m.start, m.len, name,
+					&(struct dso_file_id){ .maj = m.maj, .min = m.min, .ino = m.ino },
+					m.build_id, &m.build_id_size);
 		err = perfdata_encode_mmap2(out, &m, NULL);
 	}
 	fclose(f);

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "elf/headers.h"
 #include "util/log.h"
 
 static const char *const lib_dirs[] = {
@@ -421,7 +422,8 @@ static int open_elf(const char *path, int *fd_out, Elf **elf_out, struct stat *s
 		return -ENOEXEC;
 	}
 	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	/* counts checked before libelf allocates from them (elf/headers.h) */
+	elf = elf_headers_check_fd(fd) ? NULL : elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		pr_err("trace: '%s' is not an ELF file", path);
 		if (elf)
