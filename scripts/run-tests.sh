@@ -14,7 +14,7 @@
 #
 # Under CI (CI=true) a missing prerequisite is a failure, never a skip.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 mode=all
 unit_dirs="build build-san"
 replay_dirs="build-san"
