@@ -56,7 +56,7 @@ Q := @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-.PHONY: all deps test unit bats demo bench fuzz install clean check-kconfig workloads
+.PHONY: all deps test unit unit-build bats demo bench fuzz install clean check-kconfig workloads
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -120,13 +120,19 @@ $(BUILD)/workloads/lib%.so: tests/workloads/lib/lib%.c
 
 workloads: $(WORKLOADS) $(patsubst tests/workloads/lib/%.c,$(BUILD)/workloads/%.so,$(wildcard tests/workloads/lib/*.c))
 
-unit: $(UNIT_BINS) $(REPLAYS)
+unit-build: $(UNIT_BINS) $(REPLAYS)
+
+# `make unit`: build and run the unit tests and the fuzz corpora replays of
+# $(BUILD) (SAN=1: under ASan/UBSan), without root or installing anything.
+unit: unit-build
+	$(Q)bash scripts/run-tests.sh --unit $(BUILD)
 
 # `make test`: install what is missing, build, then every test (unit tests
 # plain and under ASan/UBSan, fuzz corpora replayed, bats end to end).
+# The last line is "N passed, N failed, N skipped".
 test: deps
-	$(Q)$(MAKE) --no-print-directory all unit
-	$(Q)$(MAKE) --no-print-directory SAN=1 unit
+	$(Q)$(MAKE) --no-print-directory all unit-build
+	$(Q)$(MAKE) --no-print-directory SAN=1 unit-build
 	$(Q)bash scripts/run-tests.sh
 
 demo: deps

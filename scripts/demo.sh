@@ -7,8 +7,8 @@ out=build/demo
 mkdir -p "$out"
 sudo=""
 [ "$(id -u)" = 0 ] || sudo="sudo"
-echo "== $sudo build/precord -F 999 -g -o $out/perf.data -- build/workloads/workload hot3 18"
-$sudo build/precord -F 999 -g -N -o "$out/perf.data" -- build/workloads/workload hot3 18
+echo "== $sudo build/precord -F 999 -g -o $out/perf.data -- build/workloads/workload hot3 2"
+$sudo build/precord -F 999 -g -N -o "$out/perf.data" -- build/workloads/workload hot3 2
 echo
 echo "== perf report -i $out/perf.data --no-children --sort comm,dso,sym"
 $sudo perf report -i "$out/perf.data" --stdio --no-children -g none --sort comm,dso,sym 2>/dev/null |

@@ -27,7 +27,8 @@ def tool_env(tool):
     return dict(ENV, HOME=home)
 
 
-WORKLOADS = {"hot3": ["hot3", str(SCALE)], "threads2": ["threads", "2", str(SCALE)]}
+# A fixed amount of work (--work), not a time: the overheads are costs per unit of work.
+WORKLOADS = {"hot3": ["hot3", "--work", str(SCALE)], "threads2": ["threads", "2", "--work", str(SCALE)]}
 TOOLS = ["precord", "perf"]			# workload runs
 STOP_TOOLS = ["precord", "perf", "perf-nobpf"]	# -p start/stop runs
 LOG = B.LOG = f"{TMP}/tools.log"	# every tool's output; fail() shows its end
@@ -233,7 +234,7 @@ def main():
         if tool.startswith("perf"):
             wait_quiet()
         out = f"{rundir}/warmup.data"
-        pid = spawn(tool_argv(tool, 999, out) + ["--", WORKLOAD, "hot3", "1"], tool_env(tool))
+        pid = spawn(tool_argv(tool, 999, out) + ["--", WORKLOAD, "hot3", "0.1"], tool_env(tool))
         _, st, _ = reap(pid)
         rc = os.waitstatus_to_exitcode(st)
         if rc and not perf_aborted(tool, -rc, "warm-up"):

@@ -8,7 +8,7 @@
 #
 # Knobs (environment): BENCH_REPS (repetitions of each workload run,
 # default 5), BENCH_STOP_REPS (repetitions of each -p start/stop run,
-# default 3), BENCH_SCALE (workload SCALE, default 10), BENCH_HOLD (seconds
+# default 3), BENCH_SCALE (workload --work SCALE, default 10), BENCH_HOLD (seconds
 # a -p recording runs before SIGINT, default 1.5), BENCH_QUIET_WAIT and
 # BENCH_QUIET_BUDGET (how long to wait, per perf run and in all, for other
 # BPF programs to go before running perf: defaults 30 and 150 s; see

@@ -93,7 +93,7 @@ one_line_error() {	# status and output of the last `run`
 }
 
 @test "a target that exits during the recording ends it cleanly" {
-	"$WL" hot3 3 & pid=$!
+	"$WL" hot3 0.6 & pid=$!
 	run "$PRECORD" -p "$pid" -o x.data -- sleep 30
 	[ "$status" -eq 0 ]
 	lint x.data

@@ -9,7 +9,7 @@ teardown() { common_teardown; }
 REQ=BUILD_ID,CPU_TOPOLOGY,AUXTRACE,EVENT_DESC,CLOCKID,CLOCK_DATA
 
 @test "record a command: perf reads it cleanly, shares match the design" {
-	run "$PRECORD" -F 999 -g -o x.data -- "$WL" hot3 18
+	run "$PRECORD" -F 999 -g -o x.data -- "$WL" hot3 2
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"[ precord: Captured and wrote "*" MB x.data ("*" samples, 0 lost) ]"* ]]
 	lint x.data --require "$REQ" --min-samples 1000
@@ -21,8 +21,8 @@ REQ=BUILD_ID,CPU_TOPOLOGY,AUXTRACE,EVENT_DESC,CLOCKID,CLOCK_DATA
 }
 
 @test "agrees with perf record on the same workload (self and children)" {
-	perf record -q -F 999 -g -o p.data -- "$WL" hot3 18 2>/dev/null
-	"$PRECORD" -q -F 999 -g -o x.data -- "$WL" hot3 18
+	perf record -q -F 999 -g -o p.data -- "$WL" hot3 2 2>/dev/null
+	"$PRECORD" -q -F 999 -g -o x.data -- "$WL" hot3 2
 	run "$COMPARE" x.data p.data
 	echo "$output" >&2
 	pct=$(echo "$output" | sed -n 's/^profile-compare: overlap \([0-9.]*\)%.*/\1/p')
@@ -56,7 +56,7 @@ REQ=BUILD_ID,CPU_TOPOLOGY,AUXTRACE,EVENT_DESC,CLOCKID,CLOCK_DATA
 }
 
 @test "threads are sampled under their own tids and names" {
-	"$PRECORD" -q -g -o x.data -- "$WL" threads 2 6
+	"$PRECORD" -q -g -o x.data -- "$WL" threads 2 0.6
 	run perf report -i x.data --stdio --no-children -g none --sort comm -q
 	echo "$output" >&2
 	[ "$(echo "$output" | grep -c 'worker-')" -eq 2 ]
@@ -70,7 +70,7 @@ REQ=BUILD_ID,CPU_TOPOLOGY,AUXTRACE,EVENT_DESC,CLOCKID,CLOCK_DATA
 
 @test "a child that forks and execs shows under its new comm with its symbols" {
 	cp "$WL" ./childprog
-	"$PRECORD" -q -g -o x.data -- "$WL" forkexec ./childprog hot3 5
+	"$PRECORD" -q -g -o x.data -- "$WL" forkexec ./childprog hot3 0.5
 	run perf report -i x.data --stdio --no-children -g none --sort comm,dso,sym -q
 	echo "$output" >&2
 	echo "$output" | grep -Eq 'childprog +childprog +\[\.\] hot_a'
@@ -79,7 +79,7 @@ REQ=BUILD_ID,CPU_TOPOLOGY,AUXTRACE,EVENT_DESC,CLOCKID,CLOCK_DATA
 
 @test "-i: the command is recorded, the child it forks is not" {
 	cp "$WL" ./childprog
-	"$PRECORD" -q -i -g -o x.data -- "$WL" forkexec ./childprog hot3 5
+	"$PRECORD" -q -i -g -o x.data -- "$WL" forkexec ./childprog hot3 0.5
 	run perf report -i x.data --stdio --no-children -g none --sort comm -q
 	echo "$output" >&2
 	! echo "$output" | grep -q childprog
@@ -87,7 +87,7 @@ REQ=BUILD_ID,CPU_TOPOLOGY,AUXTRACE,EVENT_DESC,CLOCKID,CLOCK_DATA
 }
 
 @test "a library dlopen'ed after the recording started resolves" {
-	"$PRECORD" -q -g -o x.data -- "$WL" dlopen "$ROOT/build/workloads/libhot.so" 10
+	"$PRECORD" -q -g -o x.data -- "$WL" dlopen "$ROOT/build/workloads/libhot.so" 1
 	run perf report -i x.data --stdio --no-children -g none --sort dso,sym -q
 	echo "$output" >&2
 	echo "$output" | grep -Eq 'libhot.so +\[\.\] lib_spin'
@@ -95,7 +95,7 @@ REQ=BUILD_ID,CPU_TOPOLOGY,AUXTRACE,EVENT_DESC,CLOCKID,CLOCK_DATA
 }
 
 @test "kernel frames resolve to kernel symbols" {
-	"$PRECORD" -q -g -o x.data -- "$WL" kernel 10
+	"$PRECORD" -q -g -o x.data -- "$WL" kernel 1
 	run perf report -i x.data --stdio --no-children -g none --sort dso,sym -q
 	echo "$output" >&2
 	# most of the time is in the kernel, under named symbols
@@ -114,7 +114,7 @@ REQ=BUILD_ID,CPU_TOPOLOGY,AUXTRACE,EVENT_DESC,CLOCKID,CLOCK_DATA
 @test "a binary that only existed in another mount namespace still resolves" {
 	need "unshare" command -v unshare
 	run "$PRECORD" -g -o x.data -- unshare -m sh -c \
-		"mkdir -p $T/ns && mount -t tmpfs none $T/ns && cp $WL $T/ns/nsprog && $T/ns/nsprog hot3 5"
+		"mkdir -p $T/ns && mount -t tmpfs none $T/ns && cp $WL $T/ns/nsprog && $T/ns/nsprog hot3 0.5"
 	[ "$status" -eq 0 ]
 	[ ! -e "$T/ns/nsprog" ]		# gone with the namespace
 	run perf report -i x.data --stdio --no-children -g none --sort dso,sym -q
@@ -140,7 +140,7 @@ REQ=BUILD_ID,CPU_TOPOLOGY,AUXTRACE,EVENT_DESC,CLOCKID,CLOCK_DATA
 
 @test "an existing output becomes .old" {
 	echo previous > x.data
-	"$PRECORD" -q -o x.data -- "$WL" hot3 1
+	"$PRECORD" -q -o x.data -- "$WL" hot3 0.1
 	[ "$(cat x.data.old)" = previous ]
 	lint x.data
 }
@@ -148,7 +148,7 @@ REQ=BUILD_ID,CPU_TOPOLOGY,AUXTRACE,EVENT_DESC,CLOCKID,CLOCK_DATA
 @test "lost samples are counted, written and reported" {
 	# a one-page ring, and precord stopped for a second: the BPF side must
 	# count what it cannot deliver
-	"$PRECORD" -m 1 -F 4999 -g -o x.data -- "$WL" threads 2 20 2> rec.log &
+	"$PRECORD" -m 1 -F 4999 -g -o x.data -- "$WL" threads 2 3 2> rec.log &
 	pid=$!
 	sleep 1
 	kill -STOP "$pid"; sleep 1; kill -CONT "$pid"
@@ -165,7 +165,7 @@ REQ=BUILD_ID,CPU_TOPOLOGY,AUXTRACE,EVENT_DESC,CLOCKID,CLOCK_DATA
 	"$PRECORD" -q -a -o bg.data -- sleep 4 &
 	pid=$!
 	sleep 1
-	run perf record -o p.data -- "$WL" hot3 1
+	run perf record -o p.data -- "$WL" hot3 0.2
 	echo "$output" >&2
 	wait "$pid"
 	[ "$status" -eq 0 ]
@@ -174,7 +174,7 @@ REQ=BUILD_ID,CPU_TOPOLOGY,AUXTRACE,EVENT_DESC,CLOCKID,CLOCK_DATA
 }
 
 @test "-t TID records only that thread" {
-	"$WL" threads 2 30 & pid=$!
+	"$WL" threads 2 10 & pid=$!
 	sleep 0.3
 	tid=$(ls /proc/$pid/task | grep -v "^$pid\$" | head -1)
 	run "$PRECORD" -t "$tid" -o x.data -- sleep 1
