@@ -7,7 +7,7 @@ set -eu
 pkgs="make gcc clang llvm pkg-config libbpf-dev libelf-dev zlib1g-dev bpftool
       bats linux-perf binutils procps util-linux python3"
 # Used by the JIT, tracing and benchmark tests (hotspot: its perfparser is
-# a second reader that perfdata-lint consults).
+# a second reader that tests/tools/perf-check consults).
 extra="nodejs mono-runtime mono-mcs mono-utils libmono-profiler llvm hyperfine bpftrace hotspot"
 
 want="$pkgs"

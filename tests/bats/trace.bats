@@ -117,7 +117,7 @@ trace_p_with_other() {
 	grep -q 'Captured and wrote .* (0 samples, 400100 traced calls, 0 lost)' tty.txt
 }
 
-@test "tracing together with sampling passes perfdata-lint" {
+@test "tracing together with sampling passes the perf-compatibility check" {
 	"$PRECORD" -q -F 999 -g --trace "$TR:outer" -o x.data -- "$TR" 40 200000000
 	lint x.data --require EVENT_DESC,BUILD_ID
 	n=$(perf script -i x.data -F event 2>/dev/null | grep -c 'cpu-clock')
