@@ -39,6 +39,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	log_verbosity = -1;	/* hostile input warns a lot */
 	if (!mlpd_parse_header(data, size, &h) && (h.size > size || !h.size))
 		abort();
-	mlpd_read_mem(data, size, "fuzz", check_region, &count);
+	mlpd_read_mem(data, size, "fuzz", NULL, check_region, &count);
 	return 0;
 }

@@ -424,23 +424,23 @@ TEST(reader_incremental)
 	if (!r)
 		return;
 	/* no header yet: nothing, no error */
-	CHECK_EQ(jitdump_reader__read(r, collect, &s), 0);
+	CHECK_EQ(jitdump_reader__read(r, &JIT_BUDGET_NONE, collect, &s), 0);
 	CHECK(jitdump_reader__header(r) == NULL);
 	build_dump(&b, false, 3);
 	cut = b.len - 5;		/* last record half written */
 	append_file(path, b.data, cut);
-	CHECK_EQ(jitdump_reader__read(r, collect, &s), 2);
+	CHECK_EQ(jitdump_reader__read(r, &JIT_BUDGET_NONE, collect, &s), 2);
 	CHECK(jitdump_reader__header(r) != NULL);
 	CHECK(jitdump_reader__pending(r) > 0);
 	CHECK_EQ(jitdump_reader__pending(r), cut - jitdump_reader__offset(r));
 	append_file(path, b.data + cut, b.len - cut);
-	CHECK_EQ(jitdump_reader__read(r, collect, &s), 1);
+	CHECK_EQ(jitdump_reader__read(r, &JIT_BUDGET_NONE, collect, &s), 1);
 	CHECK_EQ(s.loads, 3);
 	CHECK_STR(s.names[2], "f2");
 	CHECK_EQ(jitdump_reader__pending(r), 0);
 	CHECK_EQ(jitdump_reader__offset(r), b.len);
 	/* nothing new: nothing delivered */
-	CHECK_EQ(jitdump_reader__read(r, collect, &s), 0);
+	CHECK_EQ(jitdump_reader__read(r, &JIT_BUDGET_NONE, collect, &s), 0);
 	CHECK_EQ(jitdump_reader__bad(r), 0);
 	jitdump_reader__free(r);
 	pbuf_free(&b);
@@ -466,7 +466,7 @@ TEST(reader_big_header_and_big_records)
 	r = jitdump_reader__new("named-in-messages", fd);
 	CHECK(r != NULL);
 	if (r) {
-		CHECK_EQ(jitdump_reader__read(r, collect, &s), 5002);
+		CHECK_EQ(jitdump_reader__read(r, &JIT_BUDGET_NONE, collect, &s), 5002);
 		CHECK_EQ(s.loads, 5001);
 		CHECK_EQ(s.close, 1);
 		CHECK_STR(s.names[0], "big");
@@ -502,13 +502,13 @@ TEST(reader_corrupt_keeps_good)
 	CHECK(r != NULL);
 	if (!r)
 		return;
-	CHECK_EQ(jitdump_reader__read(r, collect, &s), 3);
+	CHECK_EQ(jitdump_reader__read(r, &JIT_BUDGET_NONE, collect, &s), 3);
 	CHECK_EQ(s.loads, 3);
 	CHECK_STR(s.names[2], "after");
 	CHECK_EQ(jitdump_reader__bad(r), 2);
 	CHECK_EQ(jitdump_reader__unknown(r), 1);
 	/* the file is given up after the framing error */
-	CHECK_EQ(jitdump_reader__read(r, collect, &s), 0);
+	CHECK_EQ(jitdump_reader__read(r, &JIT_BUDGET_NONE, collect, &s), 0);
 	jitdump_reader__free(r);
 	pbuf_free(&b);
 }
@@ -525,8 +525,8 @@ TEST(reader_refuses)
 	r = jitdump_reader__new(path, -1);
 	CHECK(r != NULL);
 	if (r) {
-		CHECK_EQ(jitdump_reader__read(r, collect, NULL), -ENOTSUP);
-		CHECK_EQ(jitdump_reader__read(r, collect, NULL), 0);
+		CHECK_EQ(jitdump_reader__read(r, &JIT_BUDGET_NONE, collect, NULL), -ENOTSUP);
+		CHECK_EQ(jitdump_reader__read(r, &JIT_BUDGET_NONE, collect, NULL), 0);
 	}
 	jitdump_reader__free(r);
 	/* directories, fifos: refused at open */

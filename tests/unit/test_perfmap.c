@@ -105,19 +105,19 @@ TEST(reader_incremental_and_final_line)
 	CHECK(r != NULL);
 	if (!r)
 		return;
-	CHECK_EQ(perfmap_reader__read(r, false, collect, &g), 1);
+	CHECK_EQ(perfmap_reader__read(r, false, &JIT_BUDGET_NONE, collect, &g), 1);
 	CHECK_EQ(perfmap_reader__bad(r), 1);
 	/* the runtime finishes the line and writes more */
 	append(path, "ond name\n\n3000 30 third");
-	CHECK_EQ(perfmap_reader__read(r, false, collect, &g), 1);
+	CHECK_EQ(perfmap_reader__read(r, false, &JIT_BUDGET_NONE, collect, &g), 1);
 	CHECK_STR(g.names[1], "second name");
 	CHECK_EQ(g.last_line, 3);
 	/* at the end, a last line without '\n' counts */
-	CHECK_EQ(perfmap_reader__read(r, true, collect, &g), 1);
+	CHECK_EQ(perfmap_reader__read(r, true, &JIT_BUDGET_NONE, collect, &g), 1);
 	CHECK_STR(g.names[2], "third");
 	CHECK_EQ(g.starts[2], 0x3000);
 	CHECK_EQ(g.last_line, 5);
-	CHECK_EQ(perfmap_reader__read(r, true, collect, &g), 0);
+	CHECK_EQ(perfmap_reader__read(r, true, &JIT_BUDGET_NONE, collect, &g), 0);
 	perfmap_reader__free(r);
 }
 
@@ -145,7 +145,7 @@ TEST(reader_long_lines_and_many)
 	r = perfmap_reader__new("shown-name", fd);
 	CHECK(r != NULL);
 	if (r) {
-		CHECK_EQ(perfmap_reader__read(r, true, collect, &g), 20002);
+		CHECK_EQ(perfmap_reader__read(r, true, &JIT_BUDGET_NONE, collect, &g), 20002);
 		CHECK_STR(g.names[0], "before");
 		CHECK_STR(g.names[1], "after");
 		CHECK_EQ(perfmap_reader__bad(r), 1);

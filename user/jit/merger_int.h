@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <linux/types.h>
 
+#include "jit/budget.h"
 #include "jit/jitdump.h"
 #include "jit/jitelf.h"
 #include "jit/merger.h"
@@ -18,6 +19,7 @@ struct source {
 	enum src_kind kind;
 	char *path;
 	__u32 pid;
+	__u64 dev, ino;			/* one source per file */
 	struct jitdump_reader *jd;
 	struct perfmap_reader *pm;
 	__u64 time;			/* perf map: time of lines read from now on */
@@ -71,8 +73,14 @@ struct jit_merger {
 	struct jit_image *out_images;
 	size_t nr_out_images;
 	struct jit_stats st;
-	bool finished, full_warned;
+	struct jit_limits lim;
+	size_t next_src;		/* the first source of the next poll */
+	bool finished, full_warned, cap_warned;
 };
+
+/* Keep a DEBUG_INFO/UNWINDING_INFO record for the next load only up to
+ * this size (a hostile dump could park 3 x 64 MiB per source). */
+#define JIT_MAX_PENDING		(8u << 20)
 
 /* Add a function to the open image (starting a new image when it is
  * full); returns its index in that image or -errno. */
