@@ -22,7 +22,6 @@
 #include "util/log.h"
 #include "util/printable.h"
 
-#define MAX_MAPPINGS		(10u * 1000 * 1000)
 #define MAX_NOCODE_FUNC		(1ULL << 30)	/* perf-map/.mlpd entry size */
 #define MAX_IMAGE_SEQ		1000000
 
@@ -169,15 +168,15 @@ static int image_for(struct jit_merger *m, __u64 size, bool code)
 
 /* ---- functions and mappings ---- */
 
-/* Past MAX_MAPPINGS nothing more is added (a hostile dump could go on
+/* Past JIT_MAX_MAPPINGS nothing more is added (a hostile dump could go on
  * for ever); warns once. */
 static bool merger_full(struct jit_merger *m)
 {
-	if (m->nr_imaps < MAX_MAPPINGS)
+	if (m->nr_imaps < JIT_MAX_MAPPINGS)
 		return false;
 	if (!m->full_warned)
 		pr_warn("jit: more than %u JIT mappings; ignoring the rest (counted at the end)",
-			MAX_MAPPINGS);
+			JIT_MAX_MAPPINGS);
 	m->full_warned = true;
 	m->st.dropped++;
 	return true;
@@ -639,7 +638,6 @@ void jit_merger__free(struct jit_merger *m)
 	free(m->images);
 	free(m->imaps);
 	free(m->codes);
-	free(m->maps);
 	free(m->out_images);
 	if (m->dirfd >= 0)
 		close(m->dirfd);
@@ -691,30 +689,23 @@ static int build_outputs(struct jit_merger *m)
 {
 	size_t i;
 
+	struct imap *shrunk;
+
 	if (m->nr_imaps)
 		qsort(m->imaps, m->nr_imaps, sizeof(*m->imaps), cmp_imap);
-	m->maps = calloc(m->nr_imaps + 1, sizeof(*m->maps));
 	m->out_images = calloc(m->nr_images + 1, sizeof(*m->out_images));
-	if (!m->maps || !m->out_images)
+	if (!m->out_images)
 		return -ENOMEM;
-	for (i = 0; i < m->nr_imaps; i++) {
-		const struct imap *im = &m->imaps[i];
-		const struct image_slot *slot = &m->images[im->image];
-		struct jit_mapping *mp;
-
-		if (!slot->ok)
-			continue;
-		mp = &m->maps[m->nr_maps++];
-		mp->time = im->time;
-		mp->pid = im->pid;
-		mp->tid = im->tid;
-		mp->start = im->start;
-		mp->len = im->len;
-		mp->pgoff = slot->func_addr[im->func];
-		mp->path = slot->path;
-		memcpy(mp->build_id, slot->build_id, 20);
-		mp->build_id_size = 20;
-	}
+	/* The sorted imaps are the mappings (jit_merger__mapping fills one
+	 * on demand): those of images that failed to write go, and the
+	 * array's spare capacity is given back. */
+	for (i = 0; i < m->nr_imaps; i++)
+		if (m->images[m->imaps[i].image].ok)
+			m->imaps[m->nr_maps++] = m->imaps[i];
+	shrunk = realloc(m->imaps, (m->nr_maps + 1) * sizeof(*m->imaps));
+	if (shrunk)
+		m->imaps = shrunk;
+	m->nr_imaps = m->cap_imaps = m->nr_maps;
 	for (i = 0; i < m->nr_images; i++) {
 		const struct image_slot *slot = &m->images[i];
 		struct jit_image *o;
@@ -782,16 +773,32 @@ int jit_merger__finish(struct jit_merger *m)
 				(unsigned long long)source_offset(s));
 	}
 	m->finished = true;
+	for (i = 0; i < m->nr_srcs; i++) {	/* only reads need them */
+		free(m->srcs[i].starts);
+		m->srcs[i].starts = NULL;
+	}
 	if (err)
 		return err;
 	err = seal_image(m);
 	return err ? err : build_outputs(m);
 }
 
-size_t jit_merger__mappings(const struct jit_merger *m, const struct jit_mapping **out)
+size_t jit_merger__nr_mappings(const struct jit_merger *m)
 {
-	*out = m->maps;
-	return m->nr_maps;
+	return m->finished ? m->nr_maps : 0;
+}
+
+void jit_merger__mapping(const struct jit_merger *m, size_t i, struct jit_mapping *out)
+{
+	const struct imap *im = &m->imaps[i];
+	const struct image_slot *slot = &m->images[im->image];
+
+	*out = (struct jit_mapping){
+		.time = im->time, .pid = im->pid, .tid = im->tid,
+		.start = im->start, .len = im->len, .pgoff = slot->func_addr[im->func],
+		.path = slot->path, .build_id_size = 20,
+	};
+	memcpy(out->build_id, slot->build_id, 20);
 }
 
 size_t jit_merger__images(const struct jit_merger *m, const struct jit_image **out)

@@ -16,7 +16,8 @@
  *   jit_merger__add_jitdump(m, path, fd, pid);	// when a target maps it
  *   jit_merger__poll(m, now);			// now and then
  *   jit_merger__finish(m);			// at the end: writes images
- *   n = jit_merger__mappings(m, &maps);		// MMAP2 records, by time
+ *   n = jit_merger__nr_mappings(m);		// MMAP2 records, by time
+ *   jit_merger__mapping(m, i, &map);		//   i < n
  *   k = jit_merger__images(m, &imgs);		// BUILD_ID entries + cache
  *   jit_merger__free(m);
  */
@@ -44,6 +45,10 @@
 #define JIT_POLL_BYTES		(64ULL << 20)	/* per source and poll: >= a record */
 #define JIT_POLL_NS		(50ULL * 1000000)	/* per poll, all sources */
 #define JIT_FINISH_NS		(30ULL * 1000000000)	/* finish(): what is left */
+/* Mappings kept (functions, moves, reuses): each costs ~170 B here and as
+ * much again as an MMAP2 record in the writer's queue; the rest are
+ * counted (jit_stats.dropped) and reported. */
+#define JIT_MAX_MAPPINGS	(2u * 1000 * 1000)
 
 struct jit_limits {
 	__u64 max_bytes;		/* whole recording, all sources; 0: default */
@@ -122,8 +127,12 @@ int jit_merger__poll(struct jit_merger *m, __u64 now);
  * Returns 0 or -errno. */
 int jit_merger__finish(struct jit_merger *m);
 
-/* After finish: the mappings sorted by time (stable), the images. */
-size_t jit_merger__mappings(const struct jit_merger *m, const struct jit_mapping **out);
+/* After finish: the number of mappings, and mapping i of them, sorted by
+ * time (stable).  Filled on demand from 48-byte records (an array of
+ * jit_mappings cost 72 more bytes per perf-map line at the peak). */
+size_t jit_merger__nr_mappings(const struct jit_merger *m);
+void jit_merger__mapping(const struct jit_merger *m, size_t i, struct jit_mapping *out);
+/* After finish: the images. */
 size_t jit_merger__images(const struct jit_merger *m, const struct jit_image **out);
 struct jit_stats jit_merger__stats(const struct jit_merger *m);
 const char *jit_merger__dir(const struct jit_merger *m);	/* absolute */

@@ -40,7 +40,7 @@ struct image_slot {
 	bool ok;
 };
 
-struct imap {				/* a mapping before its image is written */
+struct imap {				/* a mapping; jit_mapping on demand */
 	__u64 time, start, len;
 	__u32 pid, tid;
 	__u32 image;
@@ -68,8 +68,7 @@ struct jit_merger {
 	size_t nr_imaps, cap_imaps;
 	struct code_ent *codes;
 	size_t nr_codes, nr_code_slots;
-	struct jit_mapping *maps;	/* after finish */
-	size_t nr_maps;
+	size_t nr_maps;			/* after finish: imaps[0..nr_maps) */
 	struct jit_image *out_images;
 	size_t nr_out_images;
 	struct jit_stats st;

@@ -355,12 +355,14 @@ int session_jit_poll(struct session *s)
 static int write_mappings(struct session *s)
 {
 	struct jit_glue *g = s->jit;
-	const struct jit_mapping *maps;
-	size_t n = jit_merger__mappings(g->m, &maps);
+	size_t n = jit_merger__nr_mappings(g->m);
 
 	for (size_t i = 0; i < n; i++) {
-		const struct jit_mapping *jm = &maps[i];
-		struct perfdata_mmap2 m = {
+		struct jit_mapping one, *jm = &one;
+		struct perfdata_mmap2 m;
+
+		jit_merger__mapping(g->m, i, &one);
+		m = (struct perfdata_mmap2){
 			.misc = PERF_RECORD_MISC_USER, .pid = jm->pid, .tid = jm->tid,
 			.start = jm->start, .len = jm->len, .pgoff = jm->pgoff,
 			.prot = 5, .flags = 2, .build_id_size = jm->build_id_size,
