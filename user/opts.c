@@ -90,7 +90,7 @@ void opts_usage(FILE *f)
 "      --perf-map PATH     read this perf map too\n"
 "      --mlpd PATH         read this Mono log-profiler file at the end\n"
 "      --jit-max-bytes SIZE  read at most SIZE bytes from all JIT sources\n"
-"                          together (suffix K, M, G; default 512M)\n"
+"                          together (suffix K, M, G, T; default 512M)\n"
 "Output:\n"
 "  -o, --output FILE       output file (default perf.data; an existing one\n"
 "                          is renamed FILE.old)\n"
@@ -129,7 +129,7 @@ static int parse_u64(const char *s, __u64 *out)
 	return 0;
 }
 
-/* A byte count with an optional K, M or G suffix (powers of 1024). */
+/* A byte count with an optional K, M, G or T suffix (powers of 1024). */
 static int parse_size(const char *s, __u64 *out)
 {
 	char *end;
@@ -148,6 +148,8 @@ static int parse_size(const char *s, __u64 *out)
 		shift = 20, end++;
 	else if (*end == 'G' || *end == 'g')
 		shift = 30, end++;
+	else if (*end == 'T' || *end == 't')
+		shift = 40, end++;
 	if (*end || v > (~0ULL >> shift))
 		return -EINVAL;
 	*out = v << shift;

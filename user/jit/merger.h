@@ -44,7 +44,7 @@
 #define JIT_DEFAULT_MAX_BYTES	(512ULL << 20)	/* --jit-max-bytes */
 #define JIT_POLL_BYTES		(64ULL << 20)	/* per source and poll: >= a record */
 #define JIT_POLL_NS		(50ULL * 1000000)	/* per poll, all sources */
-#define JIT_FINISH_NS		(30ULL * 1000000000)	/* finish(): what is left */
+#define JIT_FINISH_NS		(10ULL * 1000000000)	/* finish(): what is left */
 /* Mappings kept (functions, moves, reuses): each costs ~170 B here and as
  * much again as an MMAP2 record in the writer's queue; the rest are
  * counted (jit_stats.dropped) and reported. */

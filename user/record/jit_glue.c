@@ -446,10 +446,15 @@ int session_jit_finish(struct session *s)
 		if (!tidset_has(&g->jit_pids, g->hm[i].pid))
 			err = perfdata_writer__queue(s->w, g->hm[i].time,
 						     g->held.data + g->hm[i].off, g->hm[i].size);
-	if (!err && g->m && log_verbosity >= 0) {
+	if (!err && g->m) {
 		struct jit_stats st = jit_merger__stats(g->m);
 
-		if (st.images)
+		/* The mappings are in the writer's queue now: the merger's
+		 * records (~170 B per function) need not wait for the end. */
+		jit_merger__free(g->m);
+		g->m = NULL;
+
+		if (st.images && log_verbosity >= 0)
 			pr_info("JIT: %llu functions merged into %llu images in %s",
 				(unsigned long long)(st.loads + st.map_entries + st.mlpd_methods),
 				(unsigned long long)st.images, g->dir);
