@@ -446,6 +446,51 @@ TEST(reader_incremental)
 	pbuf_free(&b);
 }
 
+static bool always_stop(void *ctx)
+{
+	(void)ctx;
+	return true;
+}
+
+/* A read takes what its budget allows and resumes there: no record is
+ * split, the deadline and a stop request end it before any record. */
+TEST(reader_budget)
+{
+	char path[256];
+	struct jitdump_reader *r;
+	struct seen s = { 0 };
+	struct pbuf b = { 0 };
+	struct jit_budget bud;
+	size_t rec;
+
+	snprintf(path, sizeof(path), "%s/budget.dump", tmpdir);
+	build_dump(&b, false, 4);
+	write_file(path, b.data, b.len);
+	rec = (b.len - 40) / 4;		/* the records are the same size */
+	r = jitdump_reader__new(path, -1);
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	bud = (struct jit_budget){ .bytes = rec + rec / 2 };
+	CHECK_EQ(jitdump_reader__read(r, &bud, collect, &s), 1);
+	CHECK(bud.cut);
+	CHECK_EQ(bud.bytes, rec / 2);
+	CHECK_EQ(jitdump_reader__offset(r), 40 + rec);
+	bud = (struct jit_budget){ .bytes = ~0ULL, .stop = always_stop };
+	CHECK_EQ(jitdump_reader__read(r, &bud, collect, &s), 0);
+	CHECK(bud.cut);
+	bud = (struct jit_budget){ .bytes = ~0ULL, .deadline_ns = 1 };	/* long past */
+	CHECK_EQ(jitdump_reader__read(r, &bud, collect, &s), 0);
+	CHECK(bud.cut);
+	bud = (struct jit_budget){ .bytes = ~0ULL };
+	CHECK_EQ(jitdump_reader__read(r, &bud, collect, &s), 3);
+	CHECK(!bud.cut);
+	CHECK_EQ(s.loads, 4);
+	CHECK_EQ(jitdump_reader__offset(r), b.len);
+	jitdump_reader__free(r);
+	pbuf_free(&b);
+}
+
 TEST(reader_big_header_and_big_records)
 {
 	char path[256];
@@ -610,6 +655,7 @@ int main(void)
 		RUN(debug_info2_bad);
 		RUN(corrupt_records);
 		RUN(reader_incremental);
+		RUN(reader_budget);
 		RUN(reader_big_header_and_big_records);
 		RUN(reader_corrupt_keeps_good);
 		RUN(reader_refuses);

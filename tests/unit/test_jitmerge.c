@@ -346,6 +346,73 @@ TEST(live_dump_incremental)
 	pbuf_free(&b);
 }
 
+/* One dump mapped many times is one source; --jit-max-bytes stops all
+ * reading at its bytes, whole records only; stats count what was read. */
+TEST(one_source_per_file_and_byte_limit)
+{
+	static const __u8 code[4000];
+	char dir[256], dump[256];
+	struct jit_merger *m;
+	struct pbuf b = { 0 };
+	struct jit_stats st;
+	size_t rec;
+
+	path_in(dir, sizeof(dir), "out-limit");
+	path_in(dump, sizeof(dump), "jit-77.dump");
+	jitdump_encode_header(&b, false, 1, 40, 0, 77, 1, 0);
+	for (int i = 0; i < 10; i++)
+		jitdump_encode_load(&b, false, 10 + i, 77, 77, 0x10000 + 0x1000 * i, code,
+				    sizeof(code), i, "f");
+	rec = (b.len - 40) / 10;
+	write_file(dump, b.data, b.len, false);
+	m = jit_merger__new(dir);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	jit_merger__set_limits(m, &(struct jit_limits){ .max_bytes = 3 * rec + rec / 2 });
+	for (int i = 0; i < 20; i++)
+		CHECK_EQ(jit_merger__add_jitdump(m, dump, -1, 77), 0);
+	CHECK_EQ(jit_merger__poll(m, 100), 0);
+	CHECK_EQ(jit_merger__finish(m), 0);
+	st = jit_merger__stats(m);
+	CHECK_EQ(st.loads, 3);
+	CHECK_EQ(st.bytes_read, 3 * rec);
+	CHECK_EQ(st.unread_sources, 1);
+	CHECK_EQ(jit_merger__nr_mappings(m), 3);
+	jit_merger__free(m);
+	pbuf_free(&b);
+}
+
+static bool stop_now(void *ctx)
+{
+	(void)ctx;
+	return true;
+}
+
+/* A stop request: nothing more is read, neither by poll nor by finish. */
+TEST(stop_request)
+{
+	char dir[256], map[256];
+	struct jit_merger *m;
+
+	path_in(dir, sizeof(dir), "out-stop");
+	path_in(map, sizeof(map), "perf-78.map");
+	write_file(map, "1000 10 first\n", 14, false);
+	m = jit_merger__new(dir);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	CHECK_EQ(jit_merger__add_perf_map(m, map, -1, 78, 5), 0);
+	CHECK_EQ(jit_merger__stats(m).map_entries, 1);
+	jit_merger__set_limits(m, &(struct jit_limits){ .stop = stop_now });
+	write_file(map, "2000 10 second\n", 15, true);
+	CHECK_EQ(jit_merger__poll(m, 50), 0);
+	CHECK_EQ(jit_merger__finish(m), 0);
+	CHECK_EQ(jit_merger__stats(m).map_entries, 1);
+	CHECK_EQ(jit_merger__stats(m).unread_sources, 1);
+	jit_merger__free(m);
+}
+
 TEST(truncated_and_corrupt_dumps)
 {
 	static const __u8 code[16];
@@ -546,6 +613,8 @@ int main(void)
 		RUN(v8_debug_bias);
 		RUN(perf_map_times_and_final_line);
 		RUN(live_dump_incremental);
+		RUN(one_source_per_file_and_byte_limit);
+		RUN(stop_request);
 		RUN(truncated_and_corrupt_dumps);
 		RUN(output_directory_rules);
 		RUN(many_functions_few_images);

@@ -563,7 +563,8 @@ static int gzip_mem(const struct pbuf *in, struct pbuf *out)
 
 static char tmpdir[64];
 static const char *const tmp_names[] = {
-	"plain.gz", "packed.mlpd", "big.mlpd", "big.mlpd.gz", "fifo", "live.mlpd", NULL,
+	"plain.gz", "packed.mlpd", "big.mlpd", "big.mlpd.gz", "fifo", "live.mlpd", "bomb.mlpd",
+	NULL,
 };
 
 static const char *tmp_path(const char *name)
@@ -652,6 +653,42 @@ TEST(gzip_and_plain_agree)
 	memset(&got_b, 0, sizeof(got_b));
 	CHECK_EQ(mlpd_read_mem(z.data, z.len, "x", NULL, collect, &got_b), 0);
 	CHECK_EQ(got_b.n, 2 * got_a.n);	/* the second header: skipped as a bad buffer */
+	pbuf_free(&f);
+	pbuf_free(&z);
+}
+
+/* A gzip bomb: good buffers, then 64 MiB of zeros (~64 KiB packed).  The
+ * budget stops inflation at its bytes, in memory and from a file, and the
+ * regions before are kept. */
+TEST(gzip_bomb_bounded)
+{
+	struct pbuf f = { 0 }, z = { 0 };
+	struct jit_budget b;
+	int ends[3], ns[3];
+
+	fx_small_file(&f, ends, ns);
+	pbuf_reserve(&f, f.len + (64u << 20));
+	memset(f.data + f.len, 0, 64u << 20);
+	f.len += 64u << 20;
+	CHECK_EQ(gzip_mem(&f, &z), 0);
+	CHECK(z.len < (1u << 20));
+	memset(&got_a, 0, sizeof(got_a));
+	b = (struct jit_budget){ .bytes = 1u << 20 };
+	CHECK_EQ(mlpd_read_mem(z.data, z.len, "bomb", &b, collect, &got_a), 0);
+	CHECK(b.cut);
+	CHECK_EQ(b.bytes, 0);
+	CHECK_EQ(got_a.n, 9);
+	CHECK_EQ(write_file(tmp_path("bomb.mlpd"), z.data, z.len), 0);
+	memset(&got_b, 0, sizeof(got_b));
+	b = (struct jit_budget){ .bytes = 1u << 20 };
+	CHECK_EQ(mlpd_read_file(tmp_path("bomb.mlpd"), &b, collect, &got_b), 0);
+	CHECK(b.cut);
+	CHECK(same(&got_a, &got_b));
+	/* without a byte limit, a deadline already passed stops it too */
+	b = (struct jit_budget){ .bytes = ~0ULL, .deadline_ns = 1 };
+	memset(&got_b, 0, sizeof(got_b));
+	mlpd_read_mem(z.data, z.len, "bomb", &b, collect, &got_b);
+	CHECK(b.cut);
 	pbuf_free(&f);
 	pbuf_free(&z);
 }
@@ -1122,6 +1159,7 @@ int main(int argc, char **argv)
 	RUN(hostile_buffers);
 	RUN(bad_headers);
 	RUN(file_errors);
+	RUN(gzip_bomb_bounded);
 	RUN(recorded_hot);
 	RUN(live_mprof_report);
 	ret = HARNESS_DONE();

@@ -240,6 +240,15 @@ static size_t src_read_more(struct mlpd_src *s, __u8 *dst, size_t room)
 	return 0;
 }
 
+/* Stage bytes worth having for want: no more than the budget lets the
+ * stream grow (a buffer header claiming 64 MiB costs nothing past it). */
+static size_t stage_room(const struct mlpd_src *s, size_t want)
+{
+	__u64 left = s->b->bytes > s->produced ? s->b->bytes - s->produced : 0;
+
+	return left < want - s->hi ? s->hi + (size_t)left : want;
+}
+
 /*
  * Make up to want bytes available at *p.  Returns how many are: fewer than
  * want only at the end of the input (or after a read error, in s->err).
@@ -264,8 +273,10 @@ static size_t src_peek(struct mlpd_src *s, size_t want, const __u8 **p)
 			s->hi -= s->lo;
 			s->lo = 0;
 		}
-		if (s->cap < want) {
-			size_t ncap = want < (256u << 10) ? (256u << 10) : want;
+		size_t room = stage_room(s, want);
+
+		if (s->cap < room) {
+			size_t ncap = room < (256u << 10) ? (256u << 10) : room;
 			__u8 *n = realloc(s->stage, ncap);
 
 			if (!n) {
