@@ -142,21 +142,20 @@ static void mlpd_warn(struct mlpd_ctx *c, __u64 off, const char *fmt, ...)
 
 static void mlpd_warn(struct mlpd_ctx *c, __u64 off, const char *fmt, ...)
 {
-	char msg[256], shown[PRINTABLE_MAX], shown_msg[4 * sizeof(msg)];
+	char msg[256], shown_msg[4 * sizeof(msg)];
 	va_list ap;
 
 	if (++c->warnings > MLPD_MAX_WARN) {
 		if (c->warnings == MLPD_MAX_WARN + 1)
-			pr_warn("mlpd: %s: more problems, not shown",
-				printable(shown, sizeof(shown), c->name));
+			pr_warn("mlpd: %s: more problems, not shown", c->name);
 		return;
 	}
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	/* msg may quote a method name from the file */
-	pr_warn("mlpd: %s: offset %llu: %s", printable(shown, sizeof(shown), c->name),
-		(unsigned long long)off, printable(shown_msg, sizeof(shown_msg), msg));
+	pr_warn("mlpd: %s: offset %llu: %s", c->name, (unsigned long long)off,
+		printable(shown_msg, sizeof(shown_msg), msg));
 }
 
 /* Decompress up to room bytes into dst; 0 at the end of input. */
@@ -1070,10 +1069,12 @@ static void read_buffers(struct mlpd_ctx *c, struct mlpd_src *s)
 static int mlpd_read_src(struct mlpd_src *s, const char *name, struct jit_budget *b,
 			 mlpd_method_cb cb, void *ctx)
 {
-	struct mlpd_ctx c = { .name = name ? name : "(mlpd)", .cb = cb, .cb_ctx = ctx };
+	struct mlpd_ctx c = { .cb = cb, .cb_ctx = ctx };
 	struct jit_budget none = JIT_BUDGET_NONE;
+	char shown[PRINTABLE_MAX];
 	int err;
 
+	c.name = printable(shown, sizeof(shown), name ? name : "(mlpd)");	/* messages */
 	s->b = b ? b : &none;
 	err = read_header(&c, s);
 	if (err) {
@@ -1116,6 +1117,7 @@ int mlpd_read_mem(const void *data, size_t len, const char *name_for_messages,
 int mlpd_read_file(const char *path, struct jit_budget *b, mlpd_method_cb cb, void *ctx)
 {
 	struct mlpd_src s = { .mode = SRC_GZFILE };
+	char shown[PRINTABLE_MAX];
 	struct stat st;
 	int fd, err;
 
@@ -1123,14 +1125,15 @@ int mlpd_read_file(const char *path, struct jit_budget *b, mlpd_method_cb cb, vo
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
 		err = -errno;
-		pr_warn("mlpd: cannot open %s: %s", path, strerror(-err));
+		pr_warn("mlpd: cannot open %s: %s", printable(shown, sizeof(shown), path),
+			strerror(-err));
 		return err;
 	}
 	if (fstat(fd, &st))
 		st.st_mode = 0;
 	if (!S_ISREG(st.st_mode)) {
 		err = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
-		pr_warn("mlpd: %s: not a regular file", path);
+		pr_warn("mlpd: %s: not a regular file", printable(shown, sizeof(shown), path));
 		close(fd);
 		return err;
 	}
