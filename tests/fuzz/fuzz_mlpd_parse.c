@@ -3,8 +3,12 @@
  * Fuzz target for the .mlpd parser alone (jit/mlpd.h): the header, then
  * every buffer and event straight from the fuzzer's buffer (gzip inflated
  * in memory) — no files, no merger.  The budget caps the inflated stream
- * at 4 MiB, as --jit-max-bytes caps a real read, so a gzip bomb costs
- * milliseconds.  Seeds: tests/fuzz/corpus/mlpd_parse/ (those of fuzz_mlpd).
+ * at 256 KiB (over 30x the largest seed inflated), as --jit-max-bytes caps a
+ * real read, so a gzip bomb costs microseconds.  Seeds:
+ * tests/fuzz/corpus/mlpd_parse/: those of fuzz_mlpd cut into a header and
+ * a few buffers each, those under 8 KiB kept: libFuzzer's max_len follows
+ * the largest seed, and with the 56 KiB seeds it ran at 3,900 exec/s; the
+ * seeds left reach 223 of the 224 edges all of them reach.
  *
  * Beyond "no crash, no sanitizer report", every region handed to the
  * callback must be sane: non-zero address and size, no wrap-around, a
@@ -35,7 +39,7 @@ static int check_region(void *ctx, const struct mlpd_method *m)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct jit_budget b = { .bytes = 4u << 20 };
+	struct jit_budget b = { .bytes = 256u << 10 };
 	struct mlpd_header h;
 	size_t count = 0;
 
@@ -43,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!mlpd_parse_header(data, size, &h) && (h.size > size || !h.size))
 		abort();
 	mlpd_read_mem(data, size, "fuzz", &b, check_region, &count);
-	if (b.bytes > (4u << 20))
+	if (b.bytes > (256u << 10))
 		abort();
 	return 0;
 }

@@ -275,7 +275,7 @@ static size_t src_peek(struct mlpd_src *s, size_t want, const __u8 **p)
 		size_t room = stage_room(s, want);
 
 		if (s->cap < room) {
-			size_t ncap = room < (256u << 10) ? (256u << 10) : room;
+			size_t ncap = room < (64u << 10) ? (64u << 10) : room;
 			__u8 *n = realloc(s->stage, ncap);
 
 			if (!n) {
