@@ -26,9 +26,12 @@ teardown() {
 	if [ -n "${T:-}" ] && [ -f "$T/maps.before" ]; then
 		ls /tmp/perf-*.map 2>/dev/null | sort | comm -13 "$T/maps.before" - | xargs -r rm -f
 	fi
+	# the chroot's bind mounts live in the target's own mount namespace;
+	# never let rm -rf reach /usr through one left here
 	if [ -n "${CHROOT:-}" ]; then
-		umount "$CHROOT/usr" 2>/dev/null
-		umount "$CHROOT/w" 2>/dev/null
+		for d in "$CHROOT/usr" "$CHROOT/w"; do
+			mountpoint -q "$d" && umount -l "$d"
+		done
 	fi
 	common_teardown
 }
@@ -129,9 +132,10 @@ sys.exit(r)' "$T/peak" "$@"
 	mkdir -p "$CHROOT/usr" "$CHROOT/w" "$T/host"
 	ln -s usr/bin "$CHROOT/bin"; ln -s usr/lib "$CHROOT/lib"; ln -s usr/lib64 "$CHROOT/lib64"
 	ln -s "$T/host" "$CHROOT/tmp"
-	mount --bind /usr "$CHROOT/usr"
-	mount --bind "$(dirname "$HJ")" "$CHROOT/w"
-	chroot --userspec=nobody:nogroup "$CHROOT" /w/hostile_jit anon 30 > pid &
+	unshare --mount --propagation private sh -c '
+		mount --bind /usr "$1/usr" && mount --bind "$2" "$1/w" &&
+		exec chroot --userspec=nobody:nogroup "$1" /w/hostile_jit anon 30' \
+		sh "$CHROOT" "$(dirname "$HJ")" > pid &
 	PIDS=$!
 	for _ in $(seq 50); do [ -s pid ] && break; sleep 0.1; done
 	tpid=$(cat pid)
