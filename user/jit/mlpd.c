@@ -477,7 +477,7 @@ static void emit_region(struct mlpd_ctx *c, struct mlpd_buf *b, const __u8 *ev,
 		c->no_code++;	/* Mono >= data 11 may omit the code range */
 		return;
 	}
-	if (size > MLPD_CODE_MAX || addr + size - 1 < addr || addr + size - 1 > mask) {
+	if (size > MLPD_CODE_MAX || addr + size < addr || addr + size - 1 > mask) {
 		mlpd_warn(c, b->off + (__u64)(ev - b->start),
 			  "code range 0x%llx+%llu of \"%.64s\" is not plausible; skipped",
 			  (unsigned long long)addr, (unsigned long long)size, name);
