@@ -645,8 +645,9 @@ void jit_merger__free(struct jit_merger *m)
 	free(m);
 }
 
-/* Sources take turns: a poll cut short by its time starts the next one
- * where this one stopped, so one endless file cannot starve the others. */
+/* Sources take turns: after a poll cut short by its time the next one
+ * starts with the source after the one cut, so one endless file cannot
+ * starve the others. */
 int jit_merger__poll(struct jit_merger *m, __u64 now)
 {
 	__u64 deadline = jit_now_ns() + m->lim.poll_ns;
@@ -669,7 +670,7 @@ int jit_merger__poll(struct jit_merger *m, __u64 now)
 			s->time = now;
 		}
 		if (b.cut && merger_over(m, deadline)) {
-			m->next_src = i;	/* out of time or asked to stop */
+			m->next_src = (i + 1) % m->nr_srcs;	/* out of time or asked to stop */
 			break;
 		}
 	}
