@@ -262,8 +262,9 @@ enum jit_mmap_action session_jit_mmap(struct session *s, __u32 pid, const char *
 
 			pr_warn("cannot read jitdump %s of PID %u: %s",
 				printable(shown, sizeof(shown), name), pid, strerror(-err));
-		} else
+		} else {
 			tidset_add(&g->jit_pids, pid);
+		}
 		return JIT_MMAP_DROP;
 	}
 	if ((prot & 4) && is_anon(name)) {
