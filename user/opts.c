@@ -14,7 +14,7 @@
 enum {
 	OPT_CALL_GRAPH = 1000, OPT_TRACE, OPT_TRACE_ARGS, OPT_XRAY_OUT, OPT_JIT,
 	OPT_NO_JIT, OPT_JITDUMP, OPT_PERF_MAP, OPT_MLPD, OPT_DURATION,
-	OPT_BUILDID_DIR, OPT_VERSION,
+	OPT_BUILDID_DIR, OPT_VERSION, OPT_JIT_MAX_BYTES,
 };
 
 static const struct option long_opts[] = {
@@ -42,6 +42,7 @@ static const struct option long_opts[] = {
 	{ "jitdump", required_argument, NULL, OPT_JITDUMP },
 	{ "perf-map", required_argument, NULL, OPT_PERF_MAP },
 	{ "mlpd", required_argument, NULL, OPT_MLPD },
+	{ "jit-max-bytes", required_argument, NULL, OPT_JIT_MAX_BYTES },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "buildid-dir", required_argument, NULL, OPT_BUILDID_DIR },
 	{ "no-buildid-cache", no_argument, NULL, 'N' },
@@ -88,6 +89,8 @@ void opts_usage(FILE *f)
 "      --jitdump PATH      read this jitdump too\n"
 "      --perf-map PATH     read this perf map too\n"
 "      --mlpd PATH         read this Mono log-profiler file at the end\n"
+"      --jit-max-bytes SIZE  read at most SIZE bytes from all JIT sources\n"
+"                          together (suffix K, M, G, T; default 512M)\n"
 "Output:\n"
 "  -o, --output FILE       output file (default perf.data; an existing one\n"
 "                          is renamed FILE.old)\n"
@@ -123,6 +126,33 @@ static int parse_u64(const char *s, __u64 *out)
 	if (errno || *end)
 		return -EINVAL;
 	*out = v;
+	return 0;
+}
+
+/* A byte count with an optional K, M, G or T suffix (powers of 1024). */
+static int parse_size(const char *s, __u64 *out)
+{
+	char *end;
+	unsigned long long v;
+	unsigned int shift = 0;
+
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	if (*end == 'K' || *end == 'k')
+		shift = 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		shift = 20, end++;
+	else if (*end == 'G' || *end == 'g')
+		shift = 30, end++;
+	else if (*end == 'T' || *end == 't')
+		shift = 40, end++;
+	if (*end || v > (~0ULL >> shift))
+		return -EINVAL;
+	*out = v << shift;
 	return 0;
 }
 
@@ -283,6 +313,10 @@ int opts_parse(int argc, char **argv, struct prec_opts *o)
 			break;
 		case OPT_MLPD:
 			err = push(&o->mlpds, &o->nr_mlpds, optarg);
+			break;
+		case OPT_JIT_MAX_BYTES:
+			if (parse_size(optarg, &o->jit_max_bytes) || !o->jit_max_bytes)
+				return bad("bad --jit-max-bytes '%s': give a size > 0 such as 64M", optarg);
 			break;
 		case OPT_DURATION: {
 			char *end;

@@ -37,6 +37,7 @@ struct prec_opts {
 	int nr_perf_maps;
 	char **mlpds;			/* --mlpd PATH */
 	int nr_mlpds;
+	__u64 jit_max_bytes;		/* --jit-max-bytes, 0 = default */
 	char *buildid_dir;		/* --buildid-dir DIR */
 	bool no_buildid_cache;		/* -N */
 	unsigned int mmap_pages;	/* -m: ring buffer size in pages per ring */

@@ -1,44 +1,50 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Fuzz target for the .mlpd reader (user/jit/mlpd.c).  Seeds:
+ * Fuzz target for the whole .mlpd path: the input as a file given to the
+ * JIT merger (jit_merger__add_mlpd), read by mlpd_read_file (zlib's gzip
+ * file reader) at finish, its methods written as an ELF image.  Slow (it
+ * writes files): fuzz_mlpd_parse.c is the fast one.  Seeds:
  * tests/fuzz/corpus/mlpd/ (files recorded from tests/workloads/cs/Hot.cs,
  * trimmed under 64 KiB, and the synthetic fixtures of test_mlpd).
- *
- * Beyond "no crash, no sanitizer report", every region handed to the
- * callback must be sane: non-zero address and size, no wrap-around, a
- * non-empty name without control characters.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "jit/mlpd.h"
+#include "jit/merger.h"
 #include "util/log.h"
 
-static int check_region(void *ctx, const struct mlpd_method *m)
-{
-	const unsigned char *s = (const unsigned char *)m->name;
-	size_t *count = ctx;
-
-	if (!m->code_addr || !m->code_size || m->code_addr + m->code_size < m->code_addr)
-		abort();
-	if (!s || !*s)
-		abort();
-	for (; *s; s++)
-		if (*s < 0x20 || *s == 0x7f)
-			abort();
-	/* stop early now and then, to run that path too */
-	return ++*count == 1000;
-}
+static char dir[] = "/tmp/precord-fuzz-mlpd-XXXXXX";
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct mlpd_header h;
-	size_t count = 0;
+	struct jit_merger *m;
+	char path[64], out[64], cmd[128];
+	FILE *f;
 
-	log_verbosity = -1;	/* hostile input warns a lot */
-	if (!mlpd_parse_header(data, size, &h) && (h.size > size || !h.size))
-		abort();
-	mlpd_read_mem(data, size, "fuzz", check_region, &count);
+	log_verbosity = -1;
+	memcpy(dir + strlen(dir) - 6, "XXXXXX", 6);
+	if (!mkdtemp(dir))
+		return 0;
+	snprintf(path, sizeof(path), "%s/in.mlpd", dir);
+	snprintf(out, sizeof(out), "%s/jit", dir);
+	f = fopen(path, "wb");
+	if (f && fwrite(data, 1, size, f) == size && !fclose(f)) {
+		m = jit_merger__new(out);
+		if (m) {
+			/* as --jit-max-bytes would: a gzip bomb stops at 64 MiB */
+			jit_merger__set_limits(m, &(struct jit_limits){ .max_bytes = 64u << 20 });
+			jit_merger__add_mlpd(m, path, 1);
+			jit_merger__finish(m);
+			jit_merger__free(m);
+		}
+	} else if (f) {
+		fclose(f);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd))
+		return 0;
 	return 0;
 }

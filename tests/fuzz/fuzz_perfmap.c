@@ -57,9 +57,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		goto out;
 	r = perfmap_reader__new("fuzz.map", dup(fd));
 	if (r) {
-		perfmap_reader__read(r, false, count, &names);
+		perfmap_reader__read(r, false, &JIT_BUDGET_NONE, count, &names);
 		if (write(fd, data + half, size - half) == (ssize_t)(size - half))
-			perfmap_reader__read(r, true, count, &names);
+			perfmap_reader__read(r, true, &JIT_BUDGET_NONE, count, &names);
 		perfmap_reader__free(r);
 	}
 	memcpy(out_dir + strlen(out_dir) - 6, "XXXXXX", 6);

@@ -424,24 +424,69 @@ TEST(reader_incremental)
 	if (!r)
 		return;
 	/* no header yet: nothing, no error */
-	CHECK_EQ(jitdump_reader__read(r, collect, &s), 0);
+	CHECK_EQ(jitdump_reader__read(r, &JIT_BUDGET_NONE, collect, &s), 0);
 	CHECK(jitdump_reader__header(r) == NULL);
 	build_dump(&b, false, 3);
 	cut = b.len - 5;		/* last record half written */
 	append_file(path, b.data, cut);
-	CHECK_EQ(jitdump_reader__read(r, collect, &s), 2);
+	CHECK_EQ(jitdump_reader__read(r, &JIT_BUDGET_NONE, collect, &s), 2);
 	CHECK(jitdump_reader__header(r) != NULL);
 	CHECK(jitdump_reader__pending(r) > 0);
 	CHECK_EQ(jitdump_reader__pending(r), cut - jitdump_reader__offset(r));
 	append_file(path, b.data + cut, b.len - cut);
-	CHECK_EQ(jitdump_reader__read(r, collect, &s), 1);
+	CHECK_EQ(jitdump_reader__read(r, &JIT_BUDGET_NONE, collect, &s), 1);
 	CHECK_EQ(s.loads, 3);
 	CHECK_STR(s.names[2], "f2");
 	CHECK_EQ(jitdump_reader__pending(r), 0);
 	CHECK_EQ(jitdump_reader__offset(r), b.len);
 	/* nothing new: nothing delivered */
-	CHECK_EQ(jitdump_reader__read(r, collect, &s), 0);
+	CHECK_EQ(jitdump_reader__read(r, &JIT_BUDGET_NONE, collect, &s), 0);
 	CHECK_EQ(jitdump_reader__bad(r), 0);
+	jitdump_reader__free(r);
+	pbuf_free(&b);
+}
+
+static bool always_stop(void *ctx)
+{
+	(void)ctx;
+	return true;
+}
+
+/* A read takes what its budget allows and resumes there: no record is
+ * split, the deadline and a stop request end it before any record. */
+TEST(reader_budget)
+{
+	char path[256];
+	struct jitdump_reader *r;
+	struct seen s = { 0 };
+	struct pbuf b = { 0 };
+	struct jit_budget bud;
+	size_t rec;
+
+	snprintf(path, sizeof(path), "%s/budget.dump", tmpdir);
+	build_dump(&b, false, 4);
+	write_file(path, b.data, b.len);
+	rec = (b.len - 40) / 4;		/* the records are the same size */
+	r = jitdump_reader__new(path, -1);
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	bud = (struct jit_budget){ .bytes = rec + rec / 2 };
+	CHECK_EQ(jitdump_reader__read(r, &bud, collect, &s), 1);
+	CHECK(bud.cut);
+	CHECK_EQ(bud.bytes, rec / 2);
+	CHECK_EQ(jitdump_reader__offset(r), 40 + rec);
+	bud = (struct jit_budget){ .bytes = ~0ULL, .stop = always_stop };
+	CHECK_EQ(jitdump_reader__read(r, &bud, collect, &s), 0);
+	CHECK(bud.cut);
+	bud = (struct jit_budget){ .bytes = ~0ULL, .deadline_ns = 1 };	/* long past */
+	CHECK_EQ(jitdump_reader__read(r, &bud, collect, &s), 0);
+	CHECK(bud.cut);
+	bud = (struct jit_budget){ .bytes = ~0ULL };
+	CHECK_EQ(jitdump_reader__read(r, &bud, collect, &s), 3);
+	CHECK(!bud.cut);
+	CHECK_EQ(s.loads, 4);
+	CHECK_EQ(jitdump_reader__offset(r), b.len);
 	jitdump_reader__free(r);
 	pbuf_free(&b);
 }
@@ -466,7 +511,7 @@ TEST(reader_big_header_and_big_records)
 	r = jitdump_reader__new("named-in-messages", fd);
 	CHECK(r != NULL);
 	if (r) {
-		CHECK_EQ(jitdump_reader__read(r, collect, &s), 5002);
+		CHECK_EQ(jitdump_reader__read(r, &JIT_BUDGET_NONE, collect, &s), 5002);
 		CHECK_EQ(s.loads, 5001);
 		CHECK_EQ(s.close, 1);
 		CHECK_STR(s.names[0], "big");
@@ -502,13 +547,13 @@ TEST(reader_corrupt_keeps_good)
 	CHECK(r != NULL);
 	if (!r)
 		return;
-	CHECK_EQ(jitdump_reader__read(r, collect, &s), 3);
+	CHECK_EQ(jitdump_reader__read(r, &JIT_BUDGET_NONE, collect, &s), 3);
 	CHECK_EQ(s.loads, 3);
 	CHECK_STR(s.names[2], "after");
 	CHECK_EQ(jitdump_reader__bad(r), 2);
 	CHECK_EQ(jitdump_reader__unknown(r), 1);
 	/* the file is given up after the framing error */
-	CHECK_EQ(jitdump_reader__read(r, collect, &s), 0);
+	CHECK_EQ(jitdump_reader__read(r, &JIT_BUDGET_NONE, collect, &s), 0);
 	jitdump_reader__free(r);
 	pbuf_free(&b);
 }
@@ -525,8 +570,8 @@ TEST(reader_refuses)
 	r = jitdump_reader__new(path, -1);
 	CHECK(r != NULL);
 	if (r) {
-		CHECK_EQ(jitdump_reader__read(r, collect, NULL), -ENOTSUP);
-		CHECK_EQ(jitdump_reader__read(r, collect, NULL), 0);
+		CHECK_EQ(jitdump_reader__read(r, &JIT_BUDGET_NONE, collect, NULL), -ENOTSUP);
+		CHECK_EQ(jitdump_reader__read(r, &JIT_BUDGET_NONE, collect, NULL), 0);
 	}
 	jitdump_reader__free(r);
 	/* directories, fifos: refused at open */
@@ -610,6 +655,7 @@ int main(void)
 		RUN(debug_info2_bad);
 		RUN(corrupt_records);
 		RUN(reader_incremental);
+		RUN(reader_budget);
 		RUN(reader_big_header_and_big_records);
 		RUN(reader_corrupt_keeps_good);
 		RUN(reader_refuses);

@@ -74,6 +74,18 @@ static bool symbol_at(const char *path, __u64 addr, char *name, size_t n, __u64 
 	return found;
 }
 
+/* The mappings as an array (freed by the caller). */
+static size_t get_maps(struct jit_merger *m, struct jit_mapping **out)
+{
+	size_t n = jit_merger__nr_mappings(m), i;
+
+	free(*out);
+	*out = calloc(n + 1, sizeof(**out));
+	for (i = 0; *out && i < n; i++)
+		jit_merger__mapping(m, i, &(*out)[i]);
+	return *out ? n : 0;
+}
+
 static void check_map(const struct jit_mapping *m, __u64 time, __u64 start, __u64 len,
 		      const char *name)
 {
@@ -143,7 +155,7 @@ static void build_rich_dump(struct pbuf *b, bool swap)
 static void merge_rich(bool swap, __u8 build_id[20])
 {
 	char dir[256], dump[256];
-	const struct jit_mapping *maps;
+	struct jit_mapping *maps = NULL;
 	const struct jit_image *imgs;
 	struct jit_merger *m;
 	struct jit_stats st;
@@ -160,7 +172,7 @@ static void merge_rich(bool swap, __u8 build_id[20])
 		return;
 	CHECK_EQ(jit_merger__add_jitdump(m, dump, -1, 0), 0);
 	CHECK_EQ(jit_merger__finish(m), 0);
-	n = jit_merger__mappings(m, &maps);
+	n = get_maps(m, &maps);
 	CHECK_EQ(n, 4);
 	if (n == 4) {
 		check_map(&maps[0], 10, 0x1000, 64, "f1");
@@ -185,6 +197,7 @@ static void merge_rich(bool swap, __u8 build_id[20])
 	CHECK_EQ(imgs[0].build_id_size, 20);
 	memcpy(build_id, imgs[0].build_id, 20);
 	CHECK(!strncmp(jit_merger__dir(m), "/", 1));
+	free(maps);
 	jit_merger__free(m);
 	pbuf_free(&b);
 }
@@ -238,7 +251,7 @@ TEST(v8_debug_bias)
 	struct jitdump_debug_entry ents[2] = {
 		{ 0x1000 + 0x40, 5, 1, "v8.js" }, { 0x1008 + 0x40, 6, 1, "v8.js" },
 	};
-	const struct jit_mapping *maps;
+	struct jit_mapping *maps = NULL;
 	char dir[256], dump[256];
 	struct jit_merger *m;
 	struct pbuf b = { 0 };
@@ -251,19 +264,20 @@ TEST(v8_debug_bias)
 	write_file(dump, b.data, b.len, false);
 	m = jit_merger__new(dir);
 	CHECK(m && !jit_merger__add_jitdump(m, dump, -1, 77) && !jit_merger__finish(m));
-	if (m && jit_merger__mappings(m, &maps) == 1) {
+	if (m && get_maps(m, &maps) == 1) {
 		CHECK_EQ(maps[0].pid, 77);		/* given pid wins; other ns: tid too */
 		CHECK_EQ(maps[0].tid, 77);
 		/* V8 adds 0x40 to every debug address: the first row is the start */
 		CHECK_EQ(first_line_address(maps[0].path), maps[0].pgoff);
 	}
+	free(maps);
 	jit_merger__free(m);
 	pbuf_free(&b);
 }
 
 TEST(perf_map_times_and_final_line)
 {
-	const struct jit_mapping *maps;
+	struct jit_mapping *maps = NULL;
 	char dir[256], map[256];
 	struct jit_merger *m;
 	size_t n;
@@ -282,7 +296,7 @@ TEST(perf_map_times_and_final_line)
 	write_file(map, "rd", 2, true);
 	CHECK_EQ(jit_merger__finish(m), 0);
 	CHECK_EQ(jit_merger__poll(m, 90), -EINVAL);
-	n = jit_merger__mappings(m, &maps);
+	n = get_maps(m, &maps);
 	CHECK_EQ(n, 4);
 	if (n == 4) {
 		/* new addresses: valid since the map's base time; a reused
@@ -296,13 +310,14 @@ TEST(perf_map_times_and_final_line)
 	}
 	CHECK_EQ(jit_merger__stats(m).map_entries, 4);
 	CHECK_EQ(jit_merger__stats(m).bad_records, 1);
+	free(maps);
 	jit_merger__free(m);
 }
 
 TEST(live_dump_incremental)
 {
 	static const __u8 code[16];
-	const struct jit_mapping *maps;
+	struct jit_mapping *maps = NULL;
 	char dir[256], dump[256];
 	struct jit_merger *m;
 	struct pbuf b = { 0 };
@@ -324,16 +339,84 @@ TEST(live_dump_incremental)
 	CHECK_EQ(jit_merger__poll(m, 25), 0);
 	CHECK_EQ(jit_merger__stats(m).loads, 2);
 	CHECK_EQ(jit_merger__finish(m), 0);
-	CHECK_EQ(jit_merger__mappings(m, &maps), 2);
+	CHECK_EQ(get_maps(m, &maps), 2);
 	check_map(&maps[1], 20, 0x2000, 16, "late");
+	free(maps);
 	jit_merger__free(m);
 	pbuf_free(&b);
+}
+
+/* One dump mapped many times is one source; --jit-max-bytes stops all
+ * reading at its bytes, whole records only; stats count what was read. */
+TEST(one_source_per_file_and_byte_limit)
+{
+	static const __u8 code[4000];
+	char dir[256], dump[256];
+	struct jit_merger *m;
+	struct pbuf b = { 0 };
+	struct jit_stats st;
+	size_t rec;
+
+	path_in(dir, sizeof(dir), "out-limit");
+	path_in(dump, sizeof(dump), "jit-77.dump");
+	jitdump_encode_header(&b, false, 1, 40, 0, 77, 1, 0);
+	for (int i = 0; i < 10; i++)
+		jitdump_encode_load(&b, false, 10 + i, 77, 77, 0x10000 + 0x1000 * i, code,
+				    sizeof(code), i, "f");
+	rec = (b.len - 40) / 10;
+	write_file(dump, b.data, b.len, false);
+	m = jit_merger__new(dir);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	jit_merger__set_limits(m, &(struct jit_limits){ .max_bytes = 3 * rec + rec / 2 });
+	for (int i = 0; i < 20; i++)
+		CHECK_EQ(jit_merger__add_jitdump(m, dump, -1, 77), 0);
+	CHECK_EQ(jit_merger__poll(m, 100), 0);
+	CHECK_EQ(jit_merger__finish(m), 0);
+	st = jit_merger__stats(m);
+	CHECK_EQ(st.loads, 3);
+	CHECK_EQ(st.bytes_read, 3 * rec);
+	CHECK_EQ(st.unread_sources, 1);
+	CHECK_EQ(jit_merger__nr_mappings(m), 3);
+	jit_merger__free(m);
+	pbuf_free(&b);
+}
+
+static bool stop_now(void *ctx)
+{
+	(void)ctx;
+	return true;
+}
+
+/* A stop request: nothing more is read, neither by poll nor by finish. */
+TEST(stop_request)
+{
+	char dir[256], map[256];
+	struct jit_merger *m;
+
+	path_in(dir, sizeof(dir), "out-stop");
+	path_in(map, sizeof(map), "perf-78.map");
+	write_file(map, "1000 10 first\n", 14, false);
+	m = jit_merger__new(dir);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	CHECK_EQ(jit_merger__add_perf_map(m, map, -1, 78, 5), 0);
+	CHECK_EQ(jit_merger__stats(m).map_entries, 1);
+	jit_merger__set_limits(m, &(struct jit_limits){ .stop = stop_now });
+	write_file(map, "2000 10 second\n", 15, true);
+	CHECK_EQ(jit_merger__poll(m, 50), 0);
+	CHECK_EQ(jit_merger__finish(m), 0);
+	CHECK_EQ(jit_merger__stats(m).map_entries, 1);
+	CHECK_EQ(jit_merger__stats(m).unread_sources, 1);
+	jit_merger__free(m);
 }
 
 TEST(truncated_and_corrupt_dumps)
 {
 	static const __u8 code[16];
-	const struct jit_mapping *maps;
+	struct jit_mapping *maps = NULL;
 	char dir[256], d1[256], d2[256], d3[256];
 	struct jit_merger *m;
 	struct pbuf b = { 0 };
@@ -371,11 +454,12 @@ TEST(truncated_and_corrupt_dumps)
 	CHECK_EQ(jit_merger__add_jitdump(m, "/nonexistent.dump", -1, 4), -ENOENT);
 	CHECK_EQ(jit_merger__add_mlpd(m, "/nonexistent.mlpd", 5), 0);	/* read at finish */
 	CHECK_EQ(jit_merger__finish(m), 0);
-	CHECK_EQ(jit_merger__mappings(m, &maps), 2);
+	CHECK_EQ(get_maps(m, &maps), 2);
 	check_map(&maps[0], 10, 0x1000, 16, "whole");
 	check_map(&maps[1], 12, 0x1000, 16, "good");
 	CHECK_EQ(maps[1].pid, 2);
 	CHECK_EQ(jit_merger__stats(m).bad_records, 2);	/* move + framing */
+	free(maps);
 	jit_merger__free(m);
 	pbuf_free(&b);
 }
@@ -421,7 +505,7 @@ TEST(output_directory_rules)
 TEST(many_functions_few_images)
 {
 	static __u8 code[96];
-	const struct jit_mapping *maps;
+	struct jit_mapping *maps = NULL;
 	const struct jit_image *imgs;
 	char dir[256], dump[256];
 	struct jit_merger *m;
@@ -445,7 +529,7 @@ TEST(many_functions_few_images)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (!m)
 		return;
-	n = jit_merger__mappings(m, &maps);
+	n = get_maps(m, &maps);
 	k = jit_merger__images(m, &imgs);
 	CHECK_EQ(n, 100000);
 	CHECK(k >= 1 && k * 100 <= n);
@@ -456,13 +540,14 @@ TEST(many_functions_few_images)
 		check_map(&maps[99999], 100 + 99999, 0x10000000ULL + 128ULL * 99999, 96,
 			  "JS:*fn99999 file.js:99999:1");
 	}
+	free(maps);
 	jit_merger__free(m);
 	pbuf_free(&b);
 }
 
 TEST(images_split_at_the_cap)
 {
-	const struct jit_mapping *maps;
+	struct jit_mapping *maps = NULL;
 	const struct jit_image *imgs;
 	char dir[256], dump[256];
 	struct jit_merger *m;
@@ -482,11 +567,12 @@ TEST(images_split_at_the_cap)
 	if (!m)
 		return;
 	CHECK_EQ(jit_merger__images(m, &imgs), 2);
-	CHECK_EQ(jit_merger__mappings(m, &maps), 3);
+	CHECK_EQ(get_maps(m, &maps), 3);
 	CHECK(maps[0].path == maps[1].path);
 	CHECK(maps[2].path != maps[0].path);
 	check_map(&maps[2], 12, 0x30000000, big, "third");
 	CHECK_EQ(jit_merger__stats(m).images, 2);
+	free(maps);
 	jit_merger__free(m);
 }
 
@@ -527,6 +613,8 @@ int main(void)
 		RUN(v8_debug_bias);
 		RUN(perf_map_times_and_final_line);
 		RUN(live_dump_incremental);
+		RUN(one_source_per_file_and_byte_limit);
+		RUN(stop_request);
 		RUN(truncated_and_corrupt_dumps);
 		RUN(output_directory_rules);
 		RUN(many_functions_few_images);

@@ -72,7 +72,7 @@ static void count_message(void)
 static int read_mem(const struct pbuf *b, struct got *g)
 {
 	memset(g, 0, sizeof(*g));
-	return mlpd_read_mem(b->data, b->len, "fixture", collect, g);
+	return mlpd_read_mem(b->data, b->len, "fixture", NULL, collect, g);
 }
 
 /* ---- fixture encoders: little-endian, as Mono writes ---- */
@@ -531,12 +531,12 @@ TEST(callback_stops)
 	memset(&got_a, 0, sizeof(got_a));
 	got_a.stop_after = 2;
 	got_a.ret = 1;
-	CHECK_EQ(mlpd_read_mem(f.data, f.len, "x", collect, &got_a), 0);
+	CHECK_EQ(mlpd_read_mem(f.data, f.len, "x", NULL, collect, &got_a), 0);
 	CHECK_EQ(got_a.n, 2);
 	memset(&got_a, 0, sizeof(got_a));
 	got_a.stop_after = 3;
 	got_a.ret = -ECANCELED;
-	CHECK_EQ(mlpd_read_mem(f.data, f.len, "x", collect, &got_a), -ECANCELED);
+	CHECK_EQ(mlpd_read_mem(f.data, f.len, "x", NULL, collect, &got_a), -ECANCELED);
 	CHECK_EQ(got_a.n, 3);
 	pbuf_free(&e);
 	pbuf_free(&f);
@@ -563,7 +563,8 @@ static int gzip_mem(const struct pbuf *in, struct pbuf *out)
 
 static char tmpdir[64];
 static const char *const tmp_names[] = {
-	"plain.gz", "packed.mlpd", "big.mlpd", "big.mlpd.gz", "fifo", "live.mlpd", NULL,
+	"plain.gz", "packed.mlpd", "big.mlpd", "big.mlpd.gz", "fifo", "live.mlpd", "bomb.mlpd",
+	NULL,
 };
 
 static const char *tmp_path(const char *name)
@@ -641,17 +642,53 @@ TEST(gzip_and_plain_agree)
 	CHECK_EQ(write_file(tmp_path("plain.gz"), f.data, f.len), 0);
 	CHECK_EQ(write_file(tmp_path("packed.mlpd"), z.data, z.len), 0);
 	memset(&got_b, 0, sizeof(got_b));
-	CHECK_EQ(mlpd_read_file(tmp_path("plain.gz"), collect, &got_b), 0);
+	CHECK_EQ(mlpd_read_file(tmp_path("plain.gz"), NULL, collect, &got_b), 0);
 	CHECK(same(&got_a, &got_b));
 	memset(&got_b, 0, sizeof(got_b));
-	CHECK_EQ(mlpd_read_file(tmp_path("packed.mlpd"), collect, &got_b), 0);
+	CHECK_EQ(mlpd_read_file(tmp_path("packed.mlpd"), NULL, collect, &got_b), 0);
 	CHECK(same(&got_a, &got_b));
 
 	/* two gzip members, as gzread reads them */
 	pbuf_put(&z, z.data, z.len);
 	memset(&got_b, 0, sizeof(got_b));
-	CHECK_EQ(mlpd_read_mem(z.data, z.len, "x", collect, &got_b), 0);
+	CHECK_EQ(mlpd_read_mem(z.data, z.len, "x", NULL, collect, &got_b), 0);
 	CHECK_EQ(got_b.n, 2 * got_a.n);	/* the second header: skipped as a bad buffer */
+	pbuf_free(&f);
+	pbuf_free(&z);
+}
+
+/* A gzip bomb: good buffers, then 64 MiB of zeros (~64 KiB packed).  The
+ * budget stops inflation at its bytes, in memory and from a file, and the
+ * regions before are kept. */
+TEST(gzip_bomb_bounded)
+{
+	struct pbuf f = { 0 }, z = { 0 };
+	struct jit_budget b;
+	int ends[3], ns[3];
+
+	fx_small_file(&f, ends, ns);
+	pbuf_reserve(&f, f.len + (64u << 20));
+	memset(f.data + f.len, 0, 64u << 20);
+	f.len += 64u << 20;
+	CHECK_EQ(gzip_mem(&f, &z), 0);
+	CHECK(z.len < (1u << 20));
+	memset(&got_a, 0, sizeof(got_a));
+	b = (struct jit_budget){ .bytes = 1u << 20 };
+	CHECK_EQ(mlpd_read_mem(z.data, z.len, "bomb", &b, collect, &got_a), 0);
+	CHECK(b.cut);
+	CHECK_EQ(b.bytes, 0);
+	CHECK_EQ(got_a.n, 9);
+	CHECK_EQ(write_file(tmp_path("bomb.mlpd"), z.data, z.len), 0);
+	memset(&got_b, 0, sizeof(got_b));
+	b = (struct jit_budget){ .bytes = 1u << 20 };
+	CHECK_EQ(mlpd_read_file(tmp_path("bomb.mlpd"), &b, collect, &got_b), 0);
+	CHECK(b.cut);
+	CHECK(same(&got_a, &got_b));
+	/* without a byte limit, a deadline already passed stops it too */
+	b = (struct jit_budget){ .bytes = ~0ULL, .deadline_ns = 1 };
+	memset(&got_b, 0, sizeof(got_b));
+	mlpd_read_mem(z.data, z.len, "bomb", &b, collect, &got_b);
+	CHECK(b.cut);
 	pbuf_free(&f);
 	pbuf_free(&z);
 }
@@ -682,11 +719,11 @@ TEST(large_file)
 	CHECK_EQ(write_file(tmp_path("big.mlpd"), f.data, f.len), 0);
 	CHECK_EQ(write_file(tmp_path("big.mlpd.gz"), z.data, z.len), 0);
 	memset(&got_b, 0, sizeof(got_b));
-	CHECK_EQ(mlpd_read_file(tmp_path("big.mlpd"), collect, &got_b), 0);
+	CHECK_EQ(mlpd_read_file(tmp_path("big.mlpd"), NULL, collect, &got_b), 0);
 	CHECK_EQ(got_b.n, n);
 	CHECK(same(&got_a, &got_b));
 	memset(&got_b, 0, sizeof(got_b));
-	CHECK_EQ(mlpd_read_file(tmp_path("big.mlpd.gz"), collect, &got_b), 0);
+	CHECK_EQ(mlpd_read_file(tmp_path("big.mlpd.gz"), NULL, collect, &got_b), 0);
 	CHECK(same(&got_a, &got_b));
 	memset(&got_b, 0, sizeof(got_b));
 	CHECK_EQ(read_mem(&z, &got_b), 0);
@@ -725,7 +762,7 @@ TEST(truncated_at_every_byte)
 	CHECK_EQ(read_mem(&f, &got_a), 0);
 	log_verbosity = -1;
 	for (len = 0; len <= f.len; len++) {
-		int err = mlpd_read_mem(f.data, len, "cut", collect,
+		int err = mlpd_read_mem(f.data, len, "cut", NULL, collect,
 					(memset(&got_b, 0, sizeof(got_b)), &got_b));
 		int b, want = 0;
 
@@ -748,13 +785,13 @@ TEST(truncated_at_every_byte)
 	bad = 0;
 	for (len = 0; len <= z.len; len++) {
 		memset(&got_b, 0, sizeof(got_b));
-		mlpd_read_mem(z.data, len, "cutz", collect, &got_b);
+		mlpd_read_mem(z.data, len, "cutz", NULL, collect, &got_b);
 		if (!is_prefix(&got_b, &got_a))
 			bad++;
 	}
 	CHECK_EQ(bad, 0);
 	memset(&got_b, 0, sizeof(got_b));
-	CHECK_EQ(mlpd_read_mem(z.data, z.len, "z", collect, &got_b), 0);
+	CHECK_EQ(mlpd_read_mem(z.data, z.len, "z", NULL, collect, &got_b), 0);
 	CHECK(same(&got_a, &got_b));
 	log_verbosity = 0;
 	pbuf_free(&f);
@@ -880,12 +917,12 @@ TEST(bad_headers)
 
 	ev_jit(&e, 1, 0x100, 8, "X:x ()");
 	messages = 0;
-	CHECK_EQ(mlpd_read_mem("", 0, "empty", collect, &got_a), -ENODATA);
-	CHECK_EQ(mlpd_read_mem("\x01\x5a\x50", 3, "short", collect, &got_a), -ENODATA);
-	CHECK_EQ(mlpd_read_mem("hello world, not mlpd", 21, "text", collect, &got_a), -EBADMSG);
+	CHECK_EQ(mlpd_read_mem("", 0, "empty", NULL, collect, &got_a), -ENODATA);
+	CHECK_EQ(mlpd_read_mem("\x01\x5a\x50", 3, "short", NULL, collect, &got_a), -ENODATA);
+	CHECK_EQ(mlpd_read_mem("hello world, not mlpd", 21, "text", NULL, collect, &got_a), -EBADMSG);
 	CHECK_EQ(mlpd_read_mem("\x1f\x8b\x08\x00\0\0\0\0\0\x03\xff\xff\xff", 13, "badgz",
-			       collect, &got_a), -EBADMSG);
-	CHECK_EQ(mlpd_read_mem("\x1f\x8b\x08\x00garbage", 11, "cutgz", collect, &got_a), -ENODATA);
+			       NULL, collect, &got_a), -EBADMSG);
+	CHECK_EQ(mlpd_read_mem("\x1f\x8b\x08\x00garbage", 11, "cutgz", NULL, collect, &got_a), -ENODATA);
 	CHECK_EQ(messages, 5);
 	for (i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++) {
 		pbuf_reset(&f);
@@ -917,11 +954,11 @@ TEST(file_errors)
 	char fifo[128];
 
 	messages = 0;
-	CHECK_EQ(mlpd_read_file(tmp_path("missing.mlpd"), collect, &got_a), -ENOENT);
-	CHECK_EQ(mlpd_read_file(tmpdir, collect, &got_a), -EISDIR);
+	CHECK_EQ(mlpd_read_file(tmp_path("missing.mlpd"), NULL, collect, &got_a), -ENOENT);
+	CHECK_EQ(mlpd_read_file(tmpdir, NULL, collect, &got_a), -EISDIR);
 	snprintf(fifo, sizeof(fifo), "%s", tmp_path("fifo"));
 	CHECK_EQ(mkfifo(fifo, 0600), 0);
-	CHECK_EQ(mlpd_read_file(fifo, collect, &got_a), -EINVAL);	/* and no hang */
+	CHECK_EQ(mlpd_read_file(fifo, NULL, collect, &got_a), -EINVAL);	/* and no hang */
 	unlink(fifo);
 	CHECK_EQ(messages, 3);
 
@@ -932,7 +969,7 @@ TEST(file_errors)
 	CHECK_EQ(write_file(tmp_path("live.mlpd"), f.data, f.len - 3), 0);
 	memset(&got_a, 0, sizeof(got_a));
 	messages = 0;
-	CHECK_EQ(mlpd_read_file(tmp_path("live.mlpd"), collect, &got_a), 0);
+	CHECK_EQ(mlpd_read_file(tmp_path("live.mlpd"), NULL, collect, &got_a), 0);
 	CHECK_EQ(got_a.n, 1);
 	CHECK_EQ(messages, 0);	/* an incomplete tail is not a warning */
 	unlink(tmp_path("live.mlpd"));
@@ -992,7 +1029,7 @@ TEST(recorded_hot)
 	}
 	memset(&got_a, 0, sizeof(got_a));
 	messages = 0;
-	CHECK_EQ(mlpd_read_file(path, collect, &got_a), 0);
+	CHECK_EQ(mlpd_read_file(path, NULL, collect, &got_a), 0);
 	CHECK_EQ(messages, 0);
 	CHECK(got_a.n > 300);
 	CHECK(mlpd_pid != 0);
@@ -1085,9 +1122,9 @@ int main(int argc, char **argv)
 	int ret;
 
 	if (argc == 3 && !strcmp(argv[1], "--dump"))
-		return mlpd_read_file(argv[2], print_region, NULL) ? 1 : 0;
+		return mlpd_read_file(argv[2], NULL, print_region, NULL) ? 1 : 0;
 	if (argc == 3 && !strcmp(argv[1], "--dump-times"))
-		return mlpd_read_file(argv[2], print_region, argv) ? 1 : 0;
+		return mlpd_read_file(argv[2], NULL, print_region, argv) ? 1 : 0;
 	if (argc == 2 && !strcmp(argv[1], "--now")) {
 		struct timespec ts;
 
@@ -1122,6 +1159,7 @@ int main(int argc, char **argv)
 	RUN(hostile_buffers);
 	RUN(bad_headers);
 	RUN(file_errors);
+	RUN(gzip_bomb_bounded);
 	RUN(recorded_hot);
 	RUN(live_mprof_report);
 	ret = HARNESS_DONE();

@@ -105,19 +105,19 @@ TEST(reader_incremental_and_final_line)
 	CHECK(r != NULL);
 	if (!r)
 		return;
-	CHECK_EQ(perfmap_reader__read(r, false, collect, &g), 1);
+	CHECK_EQ(perfmap_reader__read(r, false, &JIT_BUDGET_NONE, collect, &g), 1);
 	CHECK_EQ(perfmap_reader__bad(r), 1);
 	/* the runtime finishes the line and writes more */
 	append(path, "ond name\n\n3000 30 third");
-	CHECK_EQ(perfmap_reader__read(r, false, collect, &g), 1);
+	CHECK_EQ(perfmap_reader__read(r, false, &JIT_BUDGET_NONE, collect, &g), 1);
 	CHECK_STR(g.names[1], "second name");
 	CHECK_EQ(g.last_line, 3);
 	/* at the end, a last line without '\n' counts */
-	CHECK_EQ(perfmap_reader__read(r, true, collect, &g), 1);
+	CHECK_EQ(perfmap_reader__read(r, true, &JIT_BUDGET_NONE, collect, &g), 1);
 	CHECK_STR(g.names[2], "third");
 	CHECK_EQ(g.starts[2], 0x3000);
 	CHECK_EQ(g.last_line, 5);
-	CHECK_EQ(perfmap_reader__read(r, true, collect, &g), 0);
+	CHECK_EQ(perfmap_reader__read(r, true, &JIT_BUDGET_NONE, collect, &g), 0);
 	perfmap_reader__free(r);
 }
 
@@ -145,7 +145,7 @@ TEST(reader_long_lines_and_many)
 	r = perfmap_reader__new("shown-name", fd);
 	CHECK(r != NULL);
 	if (r) {
-		CHECK_EQ(perfmap_reader__read(r, true, collect, &g), 20002);
+		CHECK_EQ(perfmap_reader__read(r, true, &JIT_BUDGET_NONE, collect, &g), 20002);
 		CHECK_STR(g.names[0], "before");
 		CHECK_STR(g.names[1], "after");
 		CHECK_EQ(perfmap_reader__bad(r), 1);
@@ -154,6 +154,61 @@ TEST(reader_long_lines_and_many)
 	}
 	perfmap_reader__free(r);
 	free(big);
+}
+
+static bool always_stop(void *ctx)
+{
+	(void)ctx;
+	return true;
+}
+
+/* Whole lines within the byte budget, resumed where it ended; an endless
+ * line (a sparse file of zeros) costs only the budget; stop and deadline
+ * end a read before it starts. */
+TEST(reader_budget)
+{
+	char path[256];
+	struct perfmap_reader *r;
+	struct jit_budget b;
+	struct got g = { 0 };
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/perf-3.map", tmpdir);
+	append(path, "1000 10 one\n2000 20 two\n3000 30 three\n");
+	r = perfmap_reader__new(path, -1);
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	b = (struct jit_budget){ .bytes = 14 };		/* "1000 10 one\n" + 2 */
+	CHECK_EQ(perfmap_reader__read(r, true, &b, collect, &g), 1);
+	CHECK(b.cut);
+	CHECK_EQ(perfmap_reader__offset(r), 12);
+	b = (struct jit_budget){ .bytes = ~0ULL, .stop = always_stop };
+	CHECK_EQ(perfmap_reader__read(r, true, &b, collect, &g), 0);
+	CHECK(b.cut);
+	b = (struct jit_budget){ .bytes = ~0ULL, .deadline_ns = 1 };
+	CHECK_EQ(perfmap_reader__read(r, true, &b, collect, &g), 0);
+	b = (struct jit_budget){ .bytes = ~0ULL };
+	CHECK_EQ(perfmap_reader__read(r, true, &b, collect, &g), 2);
+	CHECK(!b.cut);
+	CHECK_STR(g.names[2], "three");
+	perfmap_reader__free(r);
+
+	/* 1 GiB of zeros, a hole: the budget's 3 MiB are read, no more */
+	snprintf(path, sizeof(path), "%s/perf-4.map", tmpdir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0 && !ftruncate(fd, 1 << 30));
+	r = perfmap_reader__new(path, fd);
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	b = (struct jit_budget){ .bytes = 3u << 20 };
+	CHECK_EQ(perfmap_reader__read(r, true, &b, collect, &g), 0);
+	CHECK(b.cut);
+	CHECK_EQ(b.bytes, 0);
+	CHECK_EQ(perfmap_reader__offset(r), 3u << 20);
+	CHECK_EQ(perfmap_reader__bad(r), 1);		/* "line too long", once */
+	perfmap_reader__free(r);
 }
 
 TEST(reader_refuses_non_files)
@@ -190,6 +245,7 @@ int main(void)
 		RUN(parse_junk);
 		RUN(reader_incremental_and_final_line);
 		RUN(reader_long_lines_and_many);
+		RUN(reader_budget);
 		RUN(reader_refuses_non_files);
 		RUN(hostile_bytes);
 	});

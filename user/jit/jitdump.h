@@ -28,6 +28,8 @@
 #include <sys/types.h>
 #include <linux/types.h>
 
+#include "jit/budget.h"
+
 #define JITDUMP_MAGIC			0x4A695444u
 #define JITDUMP_MAGIC_SWAPPED		0x4454694Au
 #define JITDUMP_HEADER_SIZE		40
@@ -265,12 +267,17 @@ void jitdump_reader__free(struct jitdump_reader *r);
 
 /*
  * Read the records appended since the last call, up to the last whole
- * record.  A record that does not parse is reported (pr_warn with file and
- * offset) and skipped; corrupt framing ends the file for good.  Returns
- * the number of records delivered, or -errno (-ENOTSUP/-EINVAL: the file
- * was refused; later calls return 0).
+ * record, within budget b (jit/budget.h): at most b->bytes consumed (a
+ * record that does not fit is left for later and b->cut set), the deadline
+ * and stop request checked between chunks.  A record that does not parse
+ * is reported (pr_warn with file and offset) and skipped; corrupt framing
+ * ends the file for good.  Returns the number of records delivered, or
+ * -errno (-ENOTSUP/-EINVAL: the file was refused; later calls return 0).
  */
-int jitdump_reader__read(struct jitdump_reader *r, jitdump_record_cb cb, void *ctx);
+int jitdump_reader__read(struct jitdump_reader *r, struct jit_budget *b,
+			 jitdump_record_cb cb, void *ctx);
+/* The open file (for fstat: one reader per file). */
+int jitdump_reader__fd(const struct jitdump_reader *r);
 
 /* NULL until the header was read. */
 const struct jitdump_header *jitdump_reader__header(const struct jitdump_reader *r);

@@ -3,6 +3,11 @@
  * jitdump file iteration: the reader remembers the offset of the first
  * byte it has not consumed, so a dump the runtime is still writing can be
  * read again later from there.  Parsing is jitdump.c's.
+ *
+ * The target controls the file: a read consumes at most the budget's
+ * bytes, checks its deadline and stop request between chunks, and the
+ * buffer, grown for a large record, goes back to READ_CHUNK after each
+ * read (20 readers each keeping a 64 MiB buffer took 1.33 GB).
  */
 #include "jit/jitdump.h"
 
@@ -15,6 +20,7 @@
 
 #include "util/array.h"
 #include "util/log.h"
+#include "util/printable.h"
 
 #define READ_CHUNK		(1u << 20)
 #define MAX_WARNINGS		10
@@ -78,6 +84,20 @@ static ssize_t pread_full(int fd, void *buf, size_t n, __u64 off)
 	return (ssize_t)done;
 }
 
+/* The buffer back to READ_CHUNK once a large record has gone through. */
+static void reader_shrink(struct jitdump_reader *r)
+{
+	__u8 *p;
+
+	if (r->cap <= READ_CHUNK)
+		return;
+	p = realloc(r->buf, READ_CHUNK);
+	if (!p)
+		return;		/* keep the larger one: still valid */
+	r->buf = p;
+	r->cap = READ_CHUNK;
+}
+
 static int reader_grow(struct jitdump_reader *r, size_t want)
 {
 	__u8 *p;
@@ -94,12 +114,15 @@ static int reader_grow(struct jitdump_reader *r, size_t want)
 
 static void reader_warn(struct jitdump_reader *r, __u64 off, const char *why)
 {
+	char shown[PRINTABLE_MAX];
+
 	r->bad++;
 	if (r->warnings < MAX_WARNINGS)
 		pr_warn("jitdump %s: offset %llu: %s; record skipped",
-			r->in.path, (unsigned long long)off, why);
+			printable(shown, sizeof(shown), r->in.path), (unsigned long long)off, why);
 	else if (r->warnings == MAX_WARNINGS)
-		pr_warn("jitdump %s: more bad records; not reporting them", r->in.path);
+		pr_warn("jitdump %s: more bad records; not reporting them",
+			printable(shown, sizeof(shown), r->in.path));
 	r->warnings++;
 }
 
@@ -117,7 +140,10 @@ static int reader_header(struct jitdump_reader *r)
 	if (err == -EAGAIN)
 		return 0;		/* not written yet: try again later */
 	if (err) {
-		pr_warn("jitdump %s: %s; file ignored", r->in.path, why);
+		char shown[PRINTABLE_MAX];
+
+		pr_warn("jitdump %s: %s; file ignored",
+			printable(shown, sizeof(shown), r->in.path), why);
 		r->dead = true;
 		return err;
 	}
@@ -129,8 +155,10 @@ static int reader_header(struct jitdump_reader *r)
 /* Parse the records in r->buf[0..n); returns bytes consumed, or -errno to
  * stop (corrupt framing or the callback's non-zero return). */
 static ssize_t reader_parse_buf(struct jitdump_reader *r, size_t n, size_t *need,
-				jitdump_record_cb cb, void *ctx, int *delivered)
+				struct jit_budget *b, jitdump_record_cb cb, void *ctx,
+				int *delivered)
 {
+	char shown[PRINTABLE_MAX];
 	size_t pos = 0;
 
 	*need = 0;
@@ -140,6 +168,10 @@ static ssize_t reader_parse_buf(struct jitdump_reader *r, size_t n, size_t *need
 		ssize_t k = jitdump_parse_record(r->buf + pos, n - pos, r->swap, &rec, &why);
 		int err;
 
+		if ((k > 0 || k == -EBADMSG) && rec.prefix.total_size > b->bytes - pos) {
+			b->cut = true;		/* over the byte budget: next time */
+			break;
+		}
 		if (k == 0) {
 			*need = n - pos < JITDUMP_PREFIX_SIZE ? JITDUMP_PREFIX_SIZE :
 				rec.prefix.total_size;
@@ -148,7 +180,8 @@ static ssize_t reader_parse_buf(struct jitdump_reader *r, size_t n, size_t *need
 		if (k == -EINVAL) {
 			reader_warn(r, r->off + pos, why);
 			pr_warn("jitdump %s: cannot find the next record after offset %llu; rest of the file ignored",
-				r->in.path, (unsigned long long)(r->off + pos));
+				printable(shown, sizeof(shown), r->in.path),
+				(unsigned long long)(r->off + pos));
 			r->dead = true;
 			return pos;
 		}
@@ -164,7 +197,8 @@ static ssize_t reader_parse_buf(struct jitdump_reader *r, size_t n, size_t *need
 		     rec.prefix.id > SAMPLY_EMBEDDED_SOURCE_FILE)) {
 			if (!r->unknown++)
 				pr_debug("jitdump %s: offset %llu: unknown record id %u skipped",
-					 r->in.path, (unsigned long long)rec.file_offset,
+					 printable(shown, sizeof(shown), r->in.path),
+					 (unsigned long long)rec.file_offset,
 					 rec.prefix.id);
 			continue;
 		}
@@ -172,13 +206,49 @@ static ssize_t reader_parse_buf(struct jitdump_reader *r, size_t n, size_t *need
 		err = cb ? cb(ctx, &rec) : 0;
 		if (err) {
 			r->off += pos;
+			jit_budget__take(b, pos);
 			return err < 0 ? err : -ECANCELED;
 		}
 	}
 	return (ssize_t)pos;
 }
 
-int jitdump_reader__read(struct jitdump_reader *r, jitdump_record_cb cb, void *ctx)
+static int reader_loop(struct jitdump_reader *r, struct jit_budget *b,
+		       jitdump_record_cb cb, void *ctx, int *delivered)
+{
+	for (;;) {
+		size_t need;
+		ssize_t n, used;
+
+		if (jit_budget__over(b))
+			return 0;
+		n = pread_full(r->in.fd, r->buf, r->cap, r->off);
+		if (n < 0)
+			return (int)n;
+		used = reader_parse_buf(r, (size_t)n, &need, b, cb, ctx, delivered);
+		if (used < 0)
+			return (int)used;
+		r->off += (__u64)used;
+		jit_budget__take(b, (__u64)used);
+		r->pending = (__u64)n - (__u64)used;
+		if (r->dead || n == 0 || b->cut)
+			return 0;
+		if (used == 0 && need > r->cap && (size_t)n == r->cap) {
+			if (need > b->bytes) {
+				b->cut = true;	/* the record would not fit anyway */
+				return 0;
+			}
+			if (reader_grow(r, need))
+				return -ENOMEM;
+			continue;
+		}
+		if ((size_t)n < r->cap || used == 0)
+			return 0;	/* end of what is written so far */
+	}
+}
+
+int jitdump_reader__read(struct jitdump_reader *r, struct jit_budget *b,
+			 jitdump_record_cb cb, void *ctx)
 {
 	int delivered = 0, err;
 
@@ -191,29 +261,9 @@ int jitdump_reader__read(struct jitdump_reader *r, jitdump_record_cb cb, void *c
 	}
 	if (reader_grow(r, READ_CHUNK))
 		return -ENOMEM;
-	for (;;) {
-		size_t need;
-		ssize_t n = pread_full(r->in.fd, r->buf, r->cap, r->off);
-		ssize_t used;
-
-		if (n < 0)
-			return (int)n;
-		used = reader_parse_buf(r, (size_t)n, &need, cb, ctx, &delivered);
-		if (used < 0)
-			return (int)used;
-		r->off += (__u64)used;
-		r->pending = (__u64)n - (__u64)used;
-		if (r->dead || n == 0)
-			break;
-		if (used == 0 && need > r->cap && (size_t)n == r->cap) {
-			if (reader_grow(r, need))
-				return -ENOMEM;
-			continue;
-		}
-		if ((size_t)n < r->cap || used == 0)
-			break;		/* end of what is written so far */
-	}
-	return delivered;
+	err = reader_loop(r, b, cb, ctx, &delivered);
+	reader_shrink(r);
+	return err ? err : delivered;
 }
 
 const struct jitdump_header *jitdump_reader__header(const struct jitdump_reader *r)
@@ -249,4 +299,9 @@ __u64 jitdump_reader__unknown(const struct jitdump_reader *r)
 const char *jitdump_reader__path(const struct jitdump_reader *r)
 {
 	return r->in.path;
+}
+
+int jitdump_reader__fd(const struct jitdump_reader *r)
+{
+	return r->in.fd;
 }

@@ -20,8 +20,8 @@
 #include "util/buf.h"
 #include "util/array.h"
 #include "util/log.h"
+#include "util/printable.h"
 
-#define MAX_MAPPINGS		(10u * 1000 * 1000)
 #define MAX_NOCODE_FUNC		(1ULL << 30)	/* perf-map/.mlpd entry size */
 #define MAX_IMAGE_SEQ		1000000
 
@@ -179,15 +179,17 @@ static int image_for(struct jit_merger *m, __u64 size, bool code)
 
 /* ---- functions and mappings ---- */
 
-/* Past MAX_MAPPINGS nothing more is added (a hostile dump could go on
+/* Past JIT_MAX_MAPPINGS nothing more is added (a hostile dump could go on
  * for ever); warns once. */
 static bool merger_full(struct jit_merger *m)
 {
-	if (m->nr_imaps < MAX_MAPPINGS)
+	if (m->nr_imaps < JIT_MAX_MAPPINGS)
 		return false;
 	if (!m->full_warned)
-		pr_warn("jit: more than %u JIT mappings; ignoring the rest", MAX_MAPPINGS);
+		pr_warn("jit: more than %u JIT mappings; ignoring the rest (counted at the end)",
+			JIT_MAX_MAPPINGS);
 	m->full_warned = true;
+	m->st.dropped++;
 	return true;
 }
 
@@ -289,6 +291,63 @@ static struct source *new_source(struct jit_merger *m, enum src_kind kind,
 	return s->path ? s : NULL;
 }
 
+/*
+ * The source reading the same file as fd (device and inode), or NULL.  A
+ * target that maps its dump twenty times gets one reader, not twenty.
+ */
+static struct source *source_same_file(struct jit_merger *m, enum src_kind kind, int fd,
+				       __u64 *dev, __u64 *ino)
+{
+	struct stat st;
+	size_t i;
+
+	*dev = *ino = 0;
+	if (fstat(fd, &st))
+		return NULL;
+	*dev = st.st_dev;
+	*ino = st.st_ino;
+	for (i = 0; i < m->nr_srcs; i++)
+		if (m->srcs[i].kind == kind && m->srcs[i].dev == *dev && m->srcs[i].ino == *ino)
+			return &m->srcs[i];
+	return NULL;
+}
+
+/* The budget of one read: the bytes left under the total limit (at most
+ * per_read), the deadline and the stop request. */
+static struct jit_budget read_budget(const struct jit_merger *m, __u64 per_read, __u64 deadline)
+{
+	__u64 left = m->st.bytes_read < m->lim.max_bytes ?
+		     m->lim.max_bytes - m->st.bytes_read : 0;
+
+	return (struct jit_budget){
+		.bytes = left < per_read ? left : per_read, .deadline_ns = deadline,
+		.stop = m->lim.stop, .stop_ctx = m->lim.stop_ctx,
+	};
+}
+
+/* The deadline passed or a stop was asked for. */
+static bool merger_over(const struct jit_merger *m, __u64 deadline)
+{
+	return jit_now_ns() >= deadline || (m->lim.stop && m->lim.stop(m->lim.stop_ctx));
+}
+
+/* Count what a read consumed; say once when the total limit stops one. */
+static void read_done(struct jit_merger *m, struct source *s, __u64 before,
+		      const struct jit_budget *b)
+{
+	char shown[PRINTABLE_MAX];
+	__u64 left = m->lim.max_bytes - m->st.bytes_read;	/* before this read */
+
+	m->st.bytes_read += before - b->bytes;
+	if (!b->cut || before < left || merger_over(m, b->deadline_ns))
+		return;		/* the end, or the per-poll share, or time */
+	if (!m->cap_warned)
+		pr_warn("jit: %llu bytes read from JIT sources, the limit (--jit-max-bytes); %s and what follows are not read further",
+			(unsigned long long)m->st.bytes_read,
+			printable(shown, sizeof(shown), s->path));
+	m->cap_warned = true;
+}
+
 static void source_free(struct source *s)
 {
 	free(s->starts);
@@ -301,15 +360,17 @@ static void source_free(struct source *s)
 	memset(s, 0, sizeof(*s));
 }
 
-static int read_jitdump(struct jit_merger *m, __u32 idx)
+static int read_jitdump(struct jit_merger *m, __u32 idx, struct jit_budget *b)
 {
 	struct source *s = &m->srcs[idx];
 	struct jd_ctx c = { .m = m, .src = idx };
+	__u64 before = b->bytes;
 	int n;
 
 	if (!s->jd)
 		return 0;
-	n = jitdump_reader__read(s->jd, merger_jitdump_record, &c);
+	n = jitdump_reader__read(s->jd, b, merger_jitdump_record, &c);
+	read_done(m, s, before, b);
 	if (n == -ENOTSUP || n == -EINVAL) {	/* refused: already reported */
 		jitdump_reader__free(s->jd);
 		s->jd = NULL;
@@ -321,6 +382,8 @@ static int read_jitdump(struct jit_merger *m, __u32 idx)
 int jit_merger__add_jitdump(struct jit_merger *m, const char *path, int fd, __u32 pid)
 {
 	struct source *s = new_source(m, SRC_JITDUMP, path, pid);
+	char shown[PRINTABLE_MAX];
+	struct jit_budget b;
 	int err;
 
 	if (!s) {
@@ -331,12 +394,18 @@ int jit_merger__add_jitdump(struct jit_merger *m, const char *path, int fd, __u3
 	s->jd = jitdump_reader__new(s->path, fd);
 	if (!s->jd) {
 		err = -errno;
-		pr_warn("jitdump %s: cannot open: %s", s->path, strerror(errno));
+		pr_warn("jitdump %s: cannot open: %s", printable(shown, sizeof(shown), s->path),
+			strerror(errno));
 		source_free(s);
 		return err;
 	}
+	if (source_same_file(m, SRC_JITDUMP, jitdump_reader__fd(s->jd), &s->dev, &s->ino)) {
+		source_free(s);
+		return 0;
+	}
 	m->nr_srcs++;
-	err = read_jitdump(m, (__u32)(m->nr_srcs - 1));
+	b = read_budget(m, JIT_POLL_BYTES, jit_now_ns() + m->lim.poll_ns);
+	err = read_jitdump(m, (__u32)(m->nr_srcs - 1), &b);
 	if (err == -ENOTSUP || err == -EINVAL) {
 		source_free(&m->srcs[--m->nr_srcs]);
 		return err;
@@ -397,7 +466,7 @@ static int on_map_entry(void *ctx, const struct perfmap_entry *e, __u64 line_no)
 {
 	struct pm_ctx *c = ctx;
 	struct jit_merger *m = c->m;
-	char name[JITELF_MAX_NAME + 1];
+	char name[JITELF_MAX_NAME + 1], shown[PRINTABLE_MAX];
 	size_t len = e->name_len < JITELF_MAX_NAME ? e->name_len : JITELF_MAX_NAME;
 	int func, err;
 
@@ -407,7 +476,8 @@ static int on_map_entry(void *ctx, const struct perfmap_entry *e, __u64 line_no)
 		m->st.bad_records++;
 		if (c->s->warnings++ < 10)
 			pr_warn("perf map %s: line %llu: size %#llx implausibly large; skipped",
-				c->s->path, (unsigned long long)line_no,
+				printable(shown, sizeof(shown), c->s->path),
+				(unsigned long long)line_no,
 				(unsigned long long)e->size);
 		return 0;
 	}
@@ -430,14 +500,17 @@ static int on_map_entry(void *ctx, const struct perfmap_entry *e, __u64 line_no)
 	return err == -E2BIG ? 0 : err;
 }
 
-static int read_perf_map(struct jit_merger *m, struct source *s, bool final)
+static int read_perf_map(struct jit_merger *m, struct source *s, bool final,
+			 struct jit_budget *b)
 {
 	struct pm_ctx c = { .m = m, .s = s };
+	__u64 before = b->bytes;
 	int n;
 
 	if (!s->pm)
 		return 0;
-	n = perfmap_reader__read(s->pm, final, on_map_entry, &c);
+	n = perfmap_reader__read(s->pm, final, b, on_map_entry, &c);
+	read_done(m, s, before, b);
 	return n < 0 ? n : 0;
 }
 
@@ -445,6 +518,8 @@ int jit_merger__add_perf_map(struct jit_merger *m, const char *path, int fd,
 			     __u32 pid, __u64 time)
 {
 	struct source *s = new_source(m, SRC_PERFMAP, path, pid);
+	char shown[PRINTABLE_MAX];
+	struct jit_budget b;
 	int err;
 
 	if (!s) {
@@ -457,12 +532,18 @@ int jit_merger__add_perf_map(struct jit_merger *m, const char *path, int fd,
 	s->pm = perfmap_reader__new(s->path, fd);
 	if (!s->pm) {
 		err = -errno;
-		pr_warn("perf map %s: cannot open: %s", s->path, strerror(errno));
+		pr_warn("perf map %s: cannot open: %s", printable(shown, sizeof(shown), s->path),
+			strerror(errno));
 		source_free(s);
 		return err;
 	}
+	if (source_same_file(m, SRC_PERFMAP, perfmap_reader__fd(s->pm), &s->dev, &s->ino)) {
+		source_free(s);
+		return 0;
+	}
 	m->nr_srcs++;
-	return read_perf_map(m, s, false);
+	b = read_budget(m, JIT_POLL_BYTES, jit_now_ns() + m->lim.poll_ns);
+	return read_perf_map(m, s, false, &b);
 }
 
 int jit_merger__add_mlpd(struct jit_merger *m, const char *path, __u32 pid)
@@ -504,14 +585,18 @@ static int on_mlpd_method(void *ctx, const struct mlpd_method *mm)
 	return err == -E2BIG ? 0 : err;
 }
 
-static int read_mlpd(struct jit_merger *m, struct source *s)
+static int read_mlpd(struct jit_merger *m, struct source *s, struct jit_budget *b)
 {
 	struct mlpd_ctx c = { .m = m, .s = s, .pid = s->pid };
+	char shown[PRINTABLE_MAX];
+	__u64 before = b->bytes;
 	int err;
 
-	err = mlpd_read_file(s->path, on_mlpd_method, &c);
+	err = mlpd_read_file(s->path, b, on_mlpd_method, &c);
+	read_done(m, s, before, b);
 	if (err)
-		pr_warn("mlpd %s: not read: %s", s->path, strerror(-err));
+		pr_warn("mlpd %s: not read: %s", printable(shown, sizeof(shown), s->path),
+			strerror(-err));
 	return err == -ENOMEM ? err : 0;
 }
 
@@ -532,7 +617,19 @@ struct jit_merger *jit_merger__new(const char *out_dir)
 		return NULL;
 	}
 	m->dirfd = fd;
+	jit_merger__set_limits(m, NULL);
 	return m;
+}
+
+void jit_merger__set_limits(struct jit_merger *m, const struct jit_limits *l)
+{
+	m->lim = l ? *l : (struct jit_limits){ 0 };
+	if (!m->lim.max_bytes)
+		m->lim.max_bytes = JIT_DEFAULT_MAX_BYTES;
+	if (!m->lim.poll_ns)
+		m->lim.poll_ns = JIT_POLL_NS;
+	if (!m->lim.finish_ns)
+		m->lim.finish_ns = JIT_FINISH_NS;
 }
 
 void jit_merger__free(struct jit_merger *m)
@@ -552,7 +649,6 @@ void jit_merger__free(struct jit_merger *m)
 	free(m->images);
 	free(m->imaps);
 	free(m->codes);
-	free(m->maps);
 	free(m->out_images);
 	if (m->dirfd >= 0)
 		close(m->dirfd);
@@ -560,23 +656,33 @@ void jit_merger__free(struct jit_merger *m)
 	free(m);
 }
 
+/* Sources take turns: after a poll cut short by its time the next one
+ * starts with the source after the one cut, so one endless file cannot
+ * starve the others. */
 int jit_merger__poll(struct jit_merger *m, __u64 now)
 {
-	size_t i;
+	__u64 deadline = jit_now_ns() + m->lim.poll_ns;
+	size_t k;
 	int err = 0;
 
 	if (m->finished)
 		return -EINVAL;
-	for (i = 0; i < m->nr_srcs && !err; i++) {
+	for (k = 0; k < m->nr_srcs && !err; k++) {
+		size_t i = (m->next_src + k) % m->nr_srcs;
 		struct source *s = &m->srcs[i];
+		struct jit_budget b = read_budget(m, JIT_POLL_BYTES, deadline);
 
 		if (s->kind == SRC_JITDUMP) {
-			err = read_jitdump(m, (__u32)i);
+			err = read_jitdump(m, (__u32)i, &b);
 			if (err == -ENOTSUP || err == -EINVAL)
 				err = 0;
 		} else if (s->kind == SRC_PERFMAP) {
-			err = read_perf_map(m, s, false);
+			err = read_perf_map(m, s, false, &b);
 			s->time = now;
+		}
+		if (b.cut && merger_over(m, deadline)) {
+			m->next_src = (i + 1) % m->nr_srcs;	/* out of time or asked to stop */
+			break;
 		}
 	}
 	return err;
@@ -595,30 +701,23 @@ static int build_outputs(struct jit_merger *m)
 {
 	size_t i;
 
+	struct imap *shrunk;
+
 	if (m->nr_imaps)
 		qsort(m->imaps, m->nr_imaps, sizeof(*m->imaps), cmp_imap);
-	m->maps = calloc(m->nr_imaps + 1, sizeof(*m->maps));
 	m->out_images = calloc(m->nr_images + 1, sizeof(*m->out_images));
-	if (!m->maps || !m->out_images)
+	if (!m->out_images)
 		return -ENOMEM;
-	for (i = 0; i < m->nr_imaps; i++) {
-		const struct imap *im = &m->imaps[i];
-		const struct image_slot *slot = &m->images[im->image];
-		struct jit_mapping *mp;
-
-		if (!slot->ok)
-			continue;
-		mp = &m->maps[m->nr_maps++];
-		mp->time = im->time;
-		mp->pid = im->pid;
-		mp->tid = im->tid;
-		mp->start = im->start;
-		mp->len = im->len;
-		mp->pgoff = slot->func_addr[im->func];
-		mp->path = slot->path;
-		memcpy(mp->build_id, slot->build_id, 20);
-		mp->build_id_size = 20;
-	}
+	/* The sorted imaps are the mappings (jit_merger__mapping fills one
+	 * on demand): those of images that failed to write go, and the
+	 * array's spare capacity is given back. */
+	for (i = 0; i < m->nr_imaps; i++)
+		if (m->images[m->imaps[i].image].ok)
+			m->imaps[m->nr_maps++] = m->imaps[i];
+	shrunk = realloc(m->imaps, (m->nr_maps + 1) * sizeof(*m->imaps));
+	if (shrunk)
+		m->imaps = shrunk;
+	m->nr_imaps = m->cap_imaps = m->nr_maps;
 	for (i = 0; i < m->nr_images; i++) {
 		const struct image_slot *slot = &m->images[i];
 		struct jit_image *o;
@@ -636,43 +735,82 @@ static int build_outputs(struct jit_merger *m)
 	return 0;
 }
 
+/* Where reading of s stopped (messages). */
+static __u64 source_offset(const struct source *s)
+{
+	if (s->jd)
+		return jitdump_reader__offset(s->jd);
+	if (s->pm)
+		return perfmap_reader__offset(s->pm);
+	return 0;
+}
+
 int jit_merger__finish(struct jit_merger *m)
 {
+	char shown[PRINTABLE_MAX];
+	unsigned int timed_out = 0;
+	__u64 deadline;
 	size_t i;
 	int err = 0;
 
 	if (m->finished)
 		return -EINVAL;
+	deadline = jit_now_ns() + m->lim.finish_ns;
 	for (i = 0; i < m->nr_srcs && !err; i++) {
 		struct source *s = &m->srcs[i];
+		struct jit_budget b = read_budget(m, ~0ULL, deadline);
 
 		if (s->kind == SRC_JITDUMP && s->jd) {
-			err = read_jitdump(m, (__u32)i);
+			err = read_jitdump(m, (__u32)i, &b);
 			if (err == -ENOTSUP || err == -EINVAL)
 				err = 0;
-			if (s->jd && jitdump_reader__pending(s->jd))
+			if (s->jd && !b.cut && jitdump_reader__pending(s->jd))
 				pr_info("jitdump %s: incomplete last record at offset %llu ignored",
-					s->path,
+					printable(shown, sizeof(shown), s->path),
 					(unsigned long long)jitdump_reader__offset(s->jd));
 			if (s->jd && !jitdump_reader__header(s->jd))
-				pr_warn("jitdump %s: no jitdump header was written", s->path);
+				pr_warn("jitdump %s: no jitdump header was written",
+					printable(shown, sizeof(shown), s->path));
 		} else if (s->kind == SRC_PERFMAP) {
-			err = read_perf_map(m, s, true);
+			err = read_perf_map(m, s, true, &b);
 		} else if (s->kind == SRC_MLPD) {
-			err = read_mlpd(m, s);
+			err = read_mlpd(m, s, &b);
 		}
+		if (b.cut)
+			m->st.unread_sources++;
+		if (b.cut && merger_over(m, deadline) && !timed_out++)
+			pr_warn("jit: reading %s stopped (%s); JIT code after offset %llu is not named",
+				printable(shown, sizeof(shown), s->path),
+				jit_now_ns() >= deadline ? "time limit of the final read" : "stop requested",
+				(unsigned long long)source_offset(s));
 	}
 	m->finished = true;
+	for (i = 0; i < m->nr_srcs; i++) {	/* only reads need them */
+		free(m->srcs[i].starts);
+		m->srcs[i].starts = NULL;
+	}
 	if (err)
 		return err;
 	err = seal_image(m);
 	return err ? err : build_outputs(m);
 }
 
-size_t jit_merger__mappings(const struct jit_merger *m, const struct jit_mapping **out)
+size_t jit_merger__nr_mappings(const struct jit_merger *m)
 {
-	*out = m->maps;
-	return m->nr_maps;
+	return m->finished ? m->nr_maps : 0;
+}
+
+void jit_merger__mapping(const struct jit_merger *m, size_t i, struct jit_mapping *out)
+{
+	const struct imap *im = &m->imaps[i];
+	const struct image_slot *slot = &m->images[im->image];
+
+	*out = (struct jit_mapping){
+		.time = im->time, .pid = im->pid, .tid = im->tid,
+		.start = im->start, .len = im->len, .pgoff = slot->func_addr[im->func],
+		.path = slot->path, .build_id_size = 20,
+	};
+	memcpy(out->build_id, slot->build_id, 20);
 }
 
 size_t jit_merger__images(const struct jit_merger *m, const struct jit_image **out)

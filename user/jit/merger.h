@@ -16,13 +16,15 @@
  *   jit_merger__add_jitdump(m, path, fd, pid);	// when a target maps it
  *   jit_merger__poll(m, now);			// now and then
  *   jit_merger__finish(m);			// at the end: writes images
- *   n = jit_merger__mappings(m, &maps);		// MMAP2 records, by time
+ *   n = jit_merger__nr_mappings(m);		// MMAP2 records, by time
+ *   jit_merger__mapping(m, i, &map);		//   i < n
  *   k = jit_merger__images(m, &imgs);		// BUILD_ID entries + cache
  *   jit_merger__free(m);
  */
 #ifndef PRECORD_JIT_MERGER_H
 #define PRECORD_JIT_MERGER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 
@@ -32,6 +34,28 @@
 #define JIT_IMAGE_MAX_NOCODE	(1ULL << 32)
 /* Function names + debug info per image. */
 #define JIT_IMAGE_MAX_META	(64u << 20)
+
+/*
+ * What reading JIT sources may cost (the target writes them, as large as
+ * it likes: a 36 KB sparse jitdump made 257 MB of images).  Bytes count
+ * what the readers consume: jitdump records, perf-map lines, .mlpd bytes
+ * after decompression.
+ */
+#define JIT_DEFAULT_MAX_BYTES	(512ULL << 20)	/* --jit-max-bytes */
+#define JIT_POLL_BYTES		(64ULL << 20)	/* per source and poll: >= a record */
+#define JIT_POLL_NS		(50ULL * 1000000)	/* per poll, all sources */
+#define JIT_FINISH_NS		(10ULL * 1000000000)	/* finish(): what is left */
+/* Mappings kept (functions, moves, reuses): each costs ~170 B here and as
+ * much again as an MMAP2 record in the writer's queue; the rest are
+ * counted (jit_stats.dropped) and reported. */
+#define JIT_MAX_MAPPINGS	(2u * 1000 * 1000)
+
+struct jit_limits {
+	__u64 max_bytes;		/* whole recording, all sources; 0: default */
+	__u64 poll_ns, finish_ns;	/* 0: defaults */
+	bool (*stop)(void *ctx);	/* a stop request: readers return early */
+	void *stop_ctx;
+};
 
 struct jit_mapping {		/* becomes one PERF_RECORD_MMAP2 */
 	__u64 time;		/* CLOCK_MONOTONIC ns */
@@ -58,6 +82,9 @@ struct jit_stats {
 	__u64 map_entries;	/* perf-map lines used */
 	__u64 mlpd_methods;	/* .mlpd code regions used */
 	__u64 bad_records;	/* records/lines skipped as malformed */
+	__u64 bytes_read;	/* bytes consumed from JIT sources */
+	__u64 unread_sources;	/* sources left unread: byte limit, time, stop */
+	__u64 dropped;		/* mappings not kept: past JIT_MAX_MAPPINGS */
 	__u64 mappings;
 	__u64 images;
 	__u64 image_bytes;
@@ -72,6 +99,8 @@ struct jit_merger;
  * ours; a symlink is refused.  NULL + errno on error. */
 struct jit_merger *jit_merger__new(const char *out_dir);
 void jit_merger__free(struct jit_merger *m);	/* NULL-safe */
+/* Limits for all later reads (the defaults until called). */
+void jit_merger__set_limits(struct jit_merger *m, const struct jit_limits *l);
 
 /*
  * Sources.  fd: already open (e.g. through /proc/PID/root; ownership
@@ -79,6 +108,8 @@ void jit_merger__free(struct jit_merger *m);	/* NULL-safe */
  * recording sees it (0: use the pid inside the file; perf maps have none,
  * so give it for them).  Each source is read
  * at once as far as it is written; poll() reads what was appended since.
+ * A file already added (same device and inode, e.g. a dump mapped twenty
+ * times) is not added again: 0.
  * Return 0 or -errno (the source is then not added).
  */
 int jit_merger__add_jitdump(struct jit_merger *m, const char *path, int fd, __u32 pid);
@@ -88,16 +119,23 @@ int jit_merger__add_perf_map(struct jit_merger *m, const char *path, int fd,
  * during the recording). */
 int jit_merger__add_mlpd(struct jit_merger *m, const char *path, __u32 pid);
 
-/* Read what live sources appended; now = CLOCK_MONOTONIC ns (the time
- * for the perf-map lines read by the next poll).  Returns 0 or -errno. */
+/* Read what live sources appended, within JIT_POLL_BYTES per source and
+ * the limits' poll time; now = CLOCK_MONOTONIC ns (the time for the
+ * perf-map lines read by the next poll).  Returns 0 or -errno. */
 int jit_merger__poll(struct jit_merger *m, __u64 now);
 
 /* Read everything left (perf maps: also a last line without '\n'), read
- * the .mlpd files, write the last image.  Returns 0 or -errno. */
+ * the .mlpd files (within the byte limit, the finish time and the stop
+ * request; what is left unread is reported), write the last image.
+ * Returns 0 or -errno. */
 int jit_merger__finish(struct jit_merger *m);
 
-/* After finish: the mappings sorted by time (stable), the images. */
-size_t jit_merger__mappings(const struct jit_merger *m, const struct jit_mapping **out);
+/* After finish: the number of mappings, and mapping i of them, sorted by
+ * time (stable).  Filled on demand from 48-byte records (an array of
+ * jit_mappings cost 72 more bytes per perf-map line at the peak). */
+size_t jit_merger__nr_mappings(const struct jit_merger *m);
+void jit_merger__mapping(const struct jit_merger *m, size_t i, struct jit_mapping *out);
+/* After finish: the images. */
 size_t jit_merger__images(const struct jit_merger *m, const struct jit_image **out);
 /* One of those images opened for reading through the directory's
  * descriptor kept from its creation (whoever can write the directory

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <linux/types.h>
 
+#include "jit/budget.h"
 #include "jit/jitdump.h"
 #include "jit/jitelf.h"
 #include "jit/merger.h"
@@ -18,6 +19,7 @@ struct source {
 	enum src_kind kind;
 	char *path;
 	__u32 pid;
+	__u64 dev, ino;			/* one source per file */
 	struct jitdump_reader *jd;
 	struct perfmap_reader *pm;
 	__u64 time;			/* perf map: time of lines read from now on */
@@ -39,7 +41,7 @@ struct image_slot {
 	bool ok;
 };
 
-struct imap {				/* a mapping before its image is written */
+struct imap {				/* a mapping; jit_mapping on demand */
 	__u64 time, start, len;
 	__u32 pid, tid;
 	__u32 image;
@@ -67,13 +69,18 @@ struct jit_merger {
 	size_t nr_imaps, cap_imaps;
 	struct code_ent *codes;
 	size_t nr_codes, nr_code_slots;
-	struct jit_mapping *maps;	/* after finish */
-	size_t nr_maps;
+	size_t nr_maps;			/* after finish: imaps[0..nr_maps) */
 	struct jit_image *out_images;
 	size_t nr_out_images;
 	struct jit_stats st;
-	bool finished, full_warned;
+	struct jit_limits lim;
+	size_t next_src;		/* the first source of the next poll */
+	bool finished, full_warned, cap_warned;
 };
+
+/* Keep a DEBUG_INFO/UNWINDING_INFO record for the next load only up to
+ * this size (a hostile dump could park 3 x 64 MiB per source). */
+#define JIT_MAX_PENDING		(8u << 20)
 
 /* Add a function to the open image (starting a new image when it is
  * full); returns its index in that image or -errno. */

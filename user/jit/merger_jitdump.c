@@ -11,17 +11,35 @@
 
 #include "jit/merger_int.h"
 #include "util/log.h"
+#include "util/printable.h"
 
 static void src_warn(struct jit_merger *m, struct source *s, __u64 off, const char *what)
 {
+	char shown[PRINTABLE_MAX];
+
 	m->st.bad_records++;
 	if (s->warnings++ < 10)
-		pr_warn("jitdump %s: offset %llu: %s", s->path, (unsigned long long)off, what);
+		pr_warn("jitdump %s: offset %llu: %s", printable(shown, sizeof(shown), s->path),
+			(unsigned long long)off, what);
 }
 
-static void pending_keep(struct pbuf *b, const struct jitdump_record *rec)
+/* Empty, and give a large buffer back. */
+static void pending_drop(struct pbuf *b)
 {
-	pbuf_reset(b);
+	if (b->cap > (1u << 20))
+		pbuf_free(b);
+	else
+		pbuf_reset(b);
+}
+
+static void pending_keep(struct jit_merger *m, struct source *s, struct pbuf *b,
+			 const struct jitdump_record *rec)
+{
+	pending_drop(b);
+	if (rec->prefix.total_size > JIT_MAX_PENDING) {
+		src_warn(m, s, rec->file_offset, "record for the next load larger than 8 MiB; skipped");
+		return;
+	}
 	pbuf_put(b, rec->raw, rec->prefix.total_size);
 }
 
@@ -43,6 +61,7 @@ static int apply_debug(struct jit_merger *m, struct source *s, int func,
 		       const struct jitdump_code_load *ld, const struct jitdump_debug_info *di)
 {
 	const __u64 lo = ld->code_addr, hi = ld->code_addr + ld->code_size;
+	char shown[PRINTABLE_MAX], name[256];
 	struct jitdump_debug_entry e;
 	struct jitelf_line *rows;
 	__u64 bias = 0;
@@ -64,7 +83,8 @@ static int apply_debug(struct jit_merger *m, struct source *s, int func,
 
 		if (addr < lo || addr > hi) {
 			pr_debug("jitdump %s: debug info for %s outside the function; dropped",
-				 s->path, ld->name);
+				 printable(shown, sizeof(shown), s->path),
+				 printable(name, sizeof(name), ld->name));
 			n = 0;
 			break;
 		}
@@ -170,6 +190,7 @@ static void apply_pending(struct jit_merger *m, struct source *s, int func,
 			  const struct jitdump_record *load_rec)
 {
 	const struct jitdump_code_load *ld = &load_rec->load;
+	char shown[PRINTABLE_MAX], name[256];
 	struct jitdump_record rec;
 	const char *why = "";
 
@@ -183,14 +204,15 @@ static void apply_pending(struct jit_merger *m, struct source *s, int func,
 		if (jitelf_image__set_eh_frame(m->img, func, rec.unwind.eh_frame,
 					       rec.unwind.eh_frame_size, ld->code_addr, &why))
 			pr_debug("jitdump %s: unwinding info for %s not used: %s",
-				 s->path, ld->name, why);
+				 printable(shown, sizeof(shown), s->path),
+				 printable(name, sizeof(name), ld->name), why);
 		else
 			m->st.unwind++;
 	}
 out:
-	pbuf_reset(&s->pend_di2);
-	pbuf_reset(&s->pend_debug);
-	pbuf_reset(&s->pend_unwind);
+	pending_drop(&s->pend_di2);
+	pending_drop(&s->pend_debug);
+	pending_drop(&s->pend_unwind);
 }
 
 static void rec_ids(const struct source *s, __u32 rpid, __u32 rtid, __u32 *pid, __u32 *tid)
@@ -274,13 +296,13 @@ int merger_jitdump_record(void *ctx, const struct jitdump_record *rec)
 	case JIT_CODE_MOVE:
 		return on_move(m, s, c->src, rec);
 	case JIT_CODE_DEBUG_INFO:
-		pending_keep(&s->pend_debug, rec);
+		pending_keep(m, s, &s->pend_debug, rec);
 		break;
 	case SAMPLY_JIT_CODE_DEBUG_INFO2:
-		pending_keep(&s->pend_di2, rec);
+		pending_keep(m, s, &s->pend_di2, rec);
 		break;
 	case JIT_CODE_UNWINDING_INFO:
-		pending_keep(&s->pend_unwind, rec);
+		pending_keep(m, s, &s->pend_unwind, rec);
 		break;
 	default:	/* CODE_CLOSE, TIER, EMBEDDED_SOURCE_FILE: validated, unused */
 		break;

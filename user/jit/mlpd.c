@@ -35,6 +35,7 @@
 
 #include "jit/mlpd.h"
 #include "util/log.h"
+#include "util/printable.h"
 
 __u32 mlpd_pid;
 
@@ -97,6 +98,11 @@ struct mlpd_src {
 	bool truncated_gz;	/* the gzip stream ended early */
 	int err;		/* -errno of a read failure */
 	__u64 off;		/* stream offset of the first unconsumed byte */
+	/* A 36 KB gzip stream inflates to gigabytes: bytes produced (read or
+	 * inflated) stop at the budget's bytes, its deadline and stop request
+	 * are checked per read. */
+	struct jit_budget *b;
+	__u64 produced;
 };
 
 struct mlpd_ctx {
@@ -136,7 +142,7 @@ static void mlpd_warn(struct mlpd_ctx *c, __u64 off, const char *fmt, ...)
 
 static void mlpd_warn(struct mlpd_ctx *c, __u64 off, const char *fmt, ...)
 {
-	char msg[256];
+	char msg[256], shown_msg[4 * sizeof(msg)];
 	va_list ap;
 
 	if (++c->warnings > MLPD_MAX_WARN) {
@@ -147,7 +153,9 @@ static void mlpd_warn(struct mlpd_ctx *c, __u64 off, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	pr_warn("mlpd: %s: offset %llu: %s", c->name, (unsigned long long)off, msg);
+	/* msg may quote a method name from the file */
+	pr_warn("mlpd: %s: offset %llu: %s", c->name, (unsigned long long)off,
+		printable(shown_msg, sizeof(shown_msg), msg));
 }
 
 /* Decompress up to room bytes into dst; 0 at the end of input. */
@@ -191,15 +199,36 @@ static size_t src_inflate(struct mlpd_src *s, __u8 *dst, size_t room)
 	return (size_t)(z->next_out - dst);
 }
 
+/* Room cut to what the budget allows; 0 (and s->b->cut) when it is over. */
+static size_t src_room(struct mlpd_src *s, size_t room)
+{
+	__u64 left;
+
+	if (jit_budget__over(s->b))
+		return 0;
+	left = s->b->bytes > s->produced ? s->b->bytes - s->produced : 0;
+	if (!left)
+		s->b->cut = true;
+	return room < left ? room : (size_t)left;
+}
+
 static size_t src_read_more(struct mlpd_src *s, __u8 *dst, size_t room)
 {
 	int r, zerr;
 
-	if (s->mode == SRC_ZMEM)
-		return src_inflate(s, dst, room);
-	r = gzread(s->gz, dst, room > (1u << 30) ? (1u << 30) : (unsigned int)room);
-	if (r > 0)
+	room = src_room(s, room > (16u << 20) ? (16u << 20) : room);
+	if (!room)
+		return 0;
+	if (s->mode == SRC_ZMEM) {
+		room = src_inflate(s, dst, room);
+		s->produced += room;
+		return room;
+	}
+	r = gzread(s->gz, dst, (unsigned int)room);
+	if (r > 0) {
+		s->produced += (size_t)r;
 		return (size_t)r;
+	}
 	if (r < 0) {
 		gzerror(s->gz, &zerr);
 		if (zerr == Z_BUF_ERROR)
@@ -208,6 +237,15 @@ static size_t src_read_more(struct mlpd_src *s, __u8 *dst, size_t room)
 			s->err = zerr == Z_ERRNO ? -errno : -EBADMSG;
 	}
 	return 0;
+}
+
+/* Stage bytes worth having for want: no more than the budget lets the
+ * stream grow (a buffer header claiming 64 MiB costs nothing past it). */
+static size_t stage_room(const struct mlpd_src *s, size_t want)
+{
+	__u64 left = s->b->bytes > s->produced ? s->b->bytes - s->produced : 0;
+
+	return left < want - s->hi ? s->hi + (size_t)left : want;
 }
 
 /*
@@ -219,8 +257,14 @@ static size_t src_peek(struct mlpd_src *s, size_t want, const __u8 **p)
 	if (s->mode == SRC_MEM) {
 		size_t left = s->mem_len - s->mem_pos;
 
+		if (left > want)
+			left = want;
+		if (s->mem_pos + left > s->produced)	/* bytes not counted yet */
+			s->produced += src_room(s, s->mem_pos + left - s->produced);
+		if (s->mem_pos + left > s->produced)
+			left = s->produced - s->mem_pos;
 		*p = s->mem + s->mem_pos;
-		return left < want ? left : want;
+		return left;
 	}
 	if (s->hi - s->lo < want && !s->eof) {
 		if (s->lo) {
@@ -228,8 +272,10 @@ static size_t src_peek(struct mlpd_src *s, size_t want, const __u8 **p)
 			s->hi -= s->lo;
 			s->lo = 0;
 		}
-		if (s->cap < want) {
-			size_t ncap = want < (256u << 10) ? (256u << 10) : want;
+		size_t room = stage_room(s, want);
+
+		if (s->cap < room) {
+			size_t ncap = room < (64u << 10) ? (64u << 10) : room;
 			__u8 *n = realloc(s->stage, ncap);
 
 			if (!n) {
@@ -431,7 +477,7 @@ static void emit_region(struct mlpd_ctx *c, struct mlpd_buf *b, const __u8 *ev,
 		c->no_code++;	/* Mono >= data 11 may omit the code range */
 		return;
 	}
-	if (size > MLPD_CODE_MAX || addr + size - 1 < addr || addr + size - 1 > mask) {
+	if (size > MLPD_CODE_MAX || addr + size < addr || addr + size - 1 > mask) {
 		mlpd_warn(c, b->off + (__u64)(ev - b->start),
 			  "code range 0x%llx+%llu of \"%.64s\" is not plausible; skipped",
 			  (unsigned long long)addr, (unsigned long long)size, name);
@@ -968,7 +1014,7 @@ static void read_buffers(struct mlpd_ctx *c, struct mlpd_src *s)
 	size_t n;
 	__u32 len;
 
-	while (!c->stop) {
+	while (!c->stop && !jit_budget__over(s->b)) {
 		n = src_peek(s, MLPD_BUF_HDR, &p);
 		if (!n)
 			break;
@@ -1007,7 +1053,11 @@ static void read_buffers(struct mlpd_ctx *c, struct mlpd_src *s)
 		decode_buffer(c, p, len, s->off);
 		src_consume(s, MLPD_BUF_HDR + (size_t)len);
 	}
-	if (s->err == -EBADMSG)
+	if (s->b->cut)
+		mlpd_warn(c, s->off, "reading stopped here: %s",
+			  s->b->bytes <= s->produced ? "JIT byte limit reached (--jit-max-bytes)" :
+			  "time limit or stop request");
+	else if (s->err == -EBADMSG)
 		mlpd_warn(c, s->off, "corrupt gzip data; stopped here");
 	else if (s->err)
 		mlpd_warn(c, s->off, "cannot read further: %s", strerror(-s->err));
@@ -1016,18 +1066,26 @@ static void read_buffers(struct mlpd_ctx *c, struct mlpd_src *s)
 			c->name, (unsigned long long)s->off);
 }
 
-static int mlpd_read_src(struct mlpd_src *s, const char *name, mlpd_method_cb cb, void *ctx)
+static int mlpd_read_src(struct mlpd_src *s, const char *name, struct jit_budget *b,
+			 mlpd_method_cb cb, void *ctx)
 {
-	struct mlpd_ctx c = { .name = name ? name : "(mlpd)", .cb = cb, .cb_ctx = ctx };
+	struct mlpd_ctx c = { .cb = cb, .cb_ctx = ctx };
+	struct jit_budget none = JIT_BUDGET_NONE;
+	char shown[PRINTABLE_MAX];
 	int err;
 
+	c.name = printable(shown, sizeof(shown), name ? name : "(mlpd)");	/* messages */
+	s->b = b ? b : &none;
 	err = read_header(&c, s);
-	if (err)
+	if (err) {
+		jit_budget__take(s->b, s->produced);
 		return err;
+	}
 	read_buffers(&c, s);
 	free(c.scratch);
 	if (c.warnings > MLPD_MAX_WARN)
 		pr_warn("mlpd: %s: %u problems in all", c.name, c.warnings);
+	jit_budget__take(s->b, s->produced);
 	pr_debug("mlpd: %s: pid %u, data version %u, %llu buffers, %llu JIT events (%llu without code), %llu code buffers",
 		 c.name, c.hdr.pid, c.hdr.data_version, c.buffers, c.methods,
 		 c.no_code, c.helpers);
@@ -1035,7 +1093,7 @@ static int mlpd_read_src(struct mlpd_src *s, const char *name, mlpd_method_cb cb
 }
 
 int mlpd_read_mem(const void *data, size_t len, const char *name_for_messages,
-		  mlpd_method_cb cb, void *ctx)
+		  struct jit_budget *b, mlpd_method_cb cb, void *ctx)
 {
 	static const __u8 empty[1];
 	struct mlpd_src s = { .mode = SRC_MEM, .mem = data ? data : empty, .mem_len = len };
@@ -1049,16 +1107,17 @@ int mlpd_read_mem(const void *data, size_t len, const char *name_for_messages,
 			return -ENOMEM;
 		s.zs_ready = true;
 	}
-	err = mlpd_read_src(&s, name_for_messages, cb, ctx);
+	err = mlpd_read_src(&s, name_for_messages, b, cb, ctx);
 	if (s.zs_ready)
 		inflateEnd(&s.zs);
 	free(s.stage);
 	return err;
 }
 
-int mlpd_read_file(const char *path, mlpd_method_cb cb, void *ctx)
+int mlpd_read_file(const char *path, struct jit_budget *b, mlpd_method_cb cb, void *ctx)
 {
 	struct mlpd_src s = { .mode = SRC_GZFILE };
+	char shown[PRINTABLE_MAX];
 	struct stat st;
 	int fd, err;
 
@@ -1066,14 +1125,15 @@ int mlpd_read_file(const char *path, mlpd_method_cb cb, void *ctx)
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
 		err = -errno;
-		pr_warn("mlpd: cannot open %s: %s", path, strerror(-err));
+		pr_warn("mlpd: cannot open %s: %s", printable(shown, sizeof(shown), path),
+			strerror(-err));
 		return err;
 	}
 	if (fstat(fd, &st))
 		st.st_mode = 0;
 	if (!S_ISREG(st.st_mode)) {
 		err = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
-		pr_warn("mlpd: %s: not a regular file", path);
+		pr_warn("mlpd: %s: not a regular file", printable(shown, sizeof(shown), path));
 		close(fd);
 		return err;
 	}
@@ -1084,7 +1144,7 @@ int mlpd_read_file(const char *path, mlpd_method_cb cb, void *ctx)
 		return -ENOMEM;
 	}
 	gzbuffer(s.gz, 128u << 10);
-	err = mlpd_read_src(&s, path, cb, ctx);
+	err = mlpd_read_src(&s, path, b, cb, ctx);
 	gzclose_r(s.gz);
 	free(s.stage);
 	return err;

@@ -20,6 +20,8 @@
 #include <linux/types.h>
 #include <stddef.h>
 
+#include "jit/budget.h"
+
 struct mlpd_method {
 	__u64 time;		/* CLOCK_MONOTONIC ns (see docs/mlpd.md), or 0 if the file's clock is not known to be it */
 	__u64 code_addr;
@@ -33,6 +35,10 @@ typedef int (*mlpd_method_cb)(void *ctx, const struct mlpd_method *m);
 
 /*
  * Reads a plain or gzip-compressed .mlpd (detected by content, not name)
+ * within budget b (jit/budget.h; NULL: none): at most b->bytes bytes of
+ * the (decompressed) stream are produced — a gzip bomb stops there — and
+ * the deadline and stop request are checked per buffer and per read; a cut
+ * is reported (pr_warn) and sets b->cut.  Then
  * and calls cb for every code region in file order (not time order:
  * buffers of different threads interleave).  Returns 0, or -errno when the
  * file cannot be read at all: open failure, not a regular file (-EISDIR,
@@ -41,11 +47,11 @@ typedef int (*mlpd_method_cb)(void *ctx, const struct mlpd_method *m);
  * know (-EPROTONOSUPPORT).  Every problem is reported here (pr_warn;
  * pr_info for a file cut short), so callers need not log it again.
  */
-int mlpd_read_file(const char *path, mlpd_method_cb cb, void *ctx);
+int mlpd_read_file(const char *path, struct jit_budget *b, mlpd_method_cb cb, void *ctx);
 
 /* Same from memory (plain or gzip); name_for_messages names it in warnings. */
 int mlpd_read_mem(const void *data, size_t len, const char *name_for_messages,
-		  mlpd_method_cb cb, void *ctx);
+		  struct jit_budget *b, mlpd_method_cb cb, void *ctx);
 
 /* Process id from the header of the last file whose header was read
  * successfully (every header version precord reads carries it), else 0. */

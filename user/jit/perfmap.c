@@ -14,6 +14,7 @@
 
 #include "util/array.h"
 #include "util/log.h"
+#include "util/printable.h"
 
 #define READ_CHUNK	(PERFMAP_MAX_LINE * 2)
 #define MAX_WARNINGS	10
@@ -148,12 +149,16 @@ void perfmap_reader__free(struct perfmap_reader *r)
 
 static void reader_warn(struct perfmap_reader *r, const char *why)
 {
+	char shown[PRINTABLE_MAX];
+
 	r->bad++;
 	if (r->warnings < MAX_WARNINGS)
-		pr_warn("perf map %s: line %llu: %s; line skipped", r->in.path,
+		pr_warn("perf map %s: line %llu: %s; line skipped",
+			printable(shown, sizeof(shown), r->in.path),
 			(unsigned long long)r->line_no, why);
 	else if (r->warnings == MAX_WARNINGS)
-		pr_warn("perf map %s: more bad lines; not reporting them", r->in.path);
+		pr_warn("perf map %s: more bad lines; not reporting them",
+			printable(shown, sizeof(shown), r->in.path));
 	r->warnings++;
 }
 
@@ -189,56 +194,77 @@ static ssize_t pread_some(int fd, void *buf, size_t n, __u64 off)
 	return k < 0 ? -errno : k;
 }
 
-int perfmap_reader__read(struct perfmap_reader *r, bool final,
+/*
+ * One chunk at r->off: its whole lines, then an over-long line skipped or
+ * a last line without '\n' (final).  *more: the chunk was full, more may
+ * follow.  Returns 0, -errno or the callback's non-zero result.
+ */
+static int reader_chunk(struct perfmap_reader *r, bool final, struct jit_budget *b,
+			perfmap_entry_cb cb, void *ctx, int *delivered, bool *more)
+{
+	size_t want = b->bytes < READ_CHUNK ? (size_t)b->bytes : READ_CHUNK;
+	size_t pos = 0;
+	ssize_t n;
+	bool eof;
+	int err = 0;
+
+	*more = false;
+	if (!want) {
+		b->cut = true;
+		return 0;
+	}
+	n = pread_some(r->in.fd, r->buf, want, r->off);
+	if (n <= 0)
+		return (int)n;
+	eof = (size_t)n < want;
+	for (;;) {
+		char *nl = memchr(r->buf + pos, '\n', (size_t)n - pos);
+
+		if (!nl)
+			break;
+		err = reader_line(r, r->buf + pos, (size_t)(nl - r->buf) - pos,
+				  cb, ctx, delivered);
+		pos = (size_t)(nl - r->buf) + 1;
+		if (err)
+			break;
+	}
+	if (!err && pos == 0 && want == READ_CHUNK && (size_t)n >= PERFMAP_MAX_LINE) {
+		/* an over-long line: report it once, skip to its end */
+		if (!r->skipping) {
+			r->line_no++;
+			reader_warn(r, "line too long");
+			r->line_no--;
+		}
+		r->skipping = true;
+		pos = (size_t)n;
+	}
+	if (!err && eof && pos < (size_t)n && final) {
+		/* a last line without '\n' */
+		err = reader_line(r, r->buf + pos, (size_t)n - pos, cb, ctx, delivered);
+		pos = (size_t)n;
+	}
+	r->off += pos;
+	jit_budget__take(b, pos);
+	if (err)
+		return err;
+	if (!eof && (pos == 0 || b->bytes == 0)) {
+		b->cut = true;		/* the byte budget ends inside a line */
+		return 0;
+	}
+	*more = !eof;
+	return 0;
+}
+
+int perfmap_reader__read(struct perfmap_reader *r, bool final, struct jit_budget *b,
 			 perfmap_entry_cb cb, void *ctx)
 {
 	int delivered = 0, err;
+	bool more = true;
 
-	for (;;) {
-		ssize_t n = pread_some(r->in.fd, r->buf, READ_CHUNK, r->off);
-		size_t pos = 0;
-
-		if (n < 0)
-			return (int)n;
-		if (n == 0)
-			break;
-		for (;;) {
-			char *nl = memchr(r->buf + pos, '\n', (size_t)n - pos);
-
-			if (!nl)
-				break;
-			err = reader_line(r, r->buf + pos, (size_t)(nl - r->buf) - pos,
-					  cb, ctx, &delivered);
-			pos = (size_t)(nl - r->buf) + 1;
-			if (err) {
-				r->off += pos;
-				return err;
-			}
-		}
-		if (pos == 0 && (size_t)n - pos >= PERFMAP_MAX_LINE) {
-			/* an over-long line: report it once, skip to its end */
-			if (!r->skipping) {
-				r->line_no++;
-				reader_warn(r, "line too long");
-				r->line_no--;
-			}
-			r->skipping = true;
-			pos = (size_t)n;
-		}
-		r->off += pos;
-		if ((size_t)n < READ_CHUNK && pos < (size_t)n) {
-			/* a last line without '\n' */
-			if (final) {
-				err = reader_line(r, r->buf + pos, (size_t)n - pos,
-						  cb, ctx, &delivered);
-				r->off += (size_t)n - pos;
-				if (err)
-					return err;
-			}
-			break;
-		}
-		if ((size_t)n < READ_CHUNK)
-			break;
+	while (more && !jit_budget__over(b)) {
+		err = reader_chunk(r, final, b, cb, ctx, &delivered, &more);
+		if (err)
+			return err;
 	}
 	return delivered;
 }
@@ -251,4 +277,14 @@ __u64 perfmap_reader__bad(const struct perfmap_reader *r)
 const char *perfmap_reader__path(const struct perfmap_reader *r)
 {
 	return r->in.path;
+}
+
+int perfmap_reader__fd(const struct perfmap_reader *r)
+{
+	return r->in.fd;
+}
+
+__u64 perfmap_reader__offset(const struct perfmap_reader *r)
+{
+	return r->off;
 }

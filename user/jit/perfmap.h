@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <linux/types.h>
 
+#include "jit/budget.h"
+
 #define PERFMAP_MAX_LINE	65536	/* longer lines are junk */
 
 struct perfmap_entry {
@@ -44,12 +46,19 @@ struct perfmap_reader *perfmap_reader__new(const char *path, int fd);
 void perfmap_reader__free(struct perfmap_reader *r);
 
 /*
- * Read the lines appended since the last call.  A last line without '\n'
- * is kept for the next call (the runtime may be writing it) unless final
- * is true.  Returns the number of entries delivered or -errno.
+ * Read the lines appended since the last call, within budget b
+ * (jit/budget.h: at most b->bytes consumed, deadline and stop request
+ * checked per chunk; b->cut set when input is left).  A last line without
+ * '\n' is kept for the next call (the runtime may be writing it) unless
+ * final is true.  Returns the number of entries delivered, -errno, or the
+ * callback's non-zero result.
  */
-int perfmap_reader__read(struct perfmap_reader *r, bool final,
+int perfmap_reader__read(struct perfmap_reader *r, bool final, struct jit_budget *b,
 			 perfmap_entry_cb cb, void *ctx);
+/* The open file (for fstat: one reader per file). */
+int perfmap_reader__fd(const struct perfmap_reader *r);
+/* Offset of the first byte not consumed yet. */
+__u64 perfmap_reader__offset(const struct perfmap_reader *r);
 __u64 perfmap_reader__bad(const struct perfmap_reader *r);
 const char *perfmap_reader__path(const struct perfmap_reader *r);
 

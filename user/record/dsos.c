@@ -22,6 +22,7 @@
 #include "perfdata/buildid_cache.h"
 #include "util/array.h"
 #include "util/log.h"
+#include "util/printable.h"
 
 /*
  * Descriptors kept open for the build-id cache: half the RLIMIT_NOFILE
@@ -548,10 +549,11 @@ int dso_table__finish(struct dso_table *dt, const char *cache_dir, bool kernel,
 		if (cache_dir && d->hit && d->fd >= 0) {
 			int err = buildid_cache__add_fd(cache_dir, d->name, d->bid,
 							d->bid_size, d->fd);
+			char shown[PRINTABLE_MAX];
 
 			if (err)
-				pr_debug("cannot add %s to the build-id cache: %s", d->name,
-					 strerror(-err));
+				pr_debug("cannot add %s to the build-id cache: %s",
+					 printable(shown, sizeof(shown), d->name), strerror(-err));
 		}
 	}
 	if (dt->too_big > E2BIG_WARN_MAX)

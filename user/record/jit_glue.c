@@ -21,8 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/openat2.h>
 
 #include "jit/merger.h"
 #include "perfdata/buildid_cache.h"
@@ -32,6 +34,7 @@
 #include "record/session_int.h"
 #include "util/array.h"
 #include "util/log.h"
+#include "util/printable.h"
 
 struct held_map {
 	__u32 pid;
@@ -48,7 +51,17 @@ struct jit_glue {
 	struct pbuf held;
 	struct held_map *hm;
 	size_t nhm, hm_cap;
+	unsigned int stop_base;		/* stop requests that do not stop reads */
 };
+
+/* Reads of JIT sources stop on a Ctrl-C/SIGTERM: during the recording on
+ * the first, in the final read on one more than when it began. */
+static bool jit_stop_requested(void *ctx)
+{
+	const struct jit_glue *g = ctx;
+
+	return session_stop_requests() > g->stop_base;
+}
 
 static bool jit_on(const struct session *s)
 {
@@ -60,10 +73,17 @@ static struct jit_merger *merger(struct session *s)
 	struct jit_glue *g = s->jit;
 
 	if (!g->m) {
+		char shown[PRINTABLE_MAX];
+
 		g->m = jit_merger__new(g->dir);
 		if (!g->m)
 			pr_warn("cannot create %s for JIT code: %s; JIT frames will not be named",
-				g->dir, strerror(errno));
+				printable(shown, sizeof(shown), g->dir), strerror(errno));
+		else
+			jit_merger__set_limits(g->m, &(struct jit_limits){
+				.max_bytes = s->o->jit_max_bytes,
+				.stop = jit_stop_requested, .stop_ctx = g,
+			});
 	}
 	return g->m;
 }
@@ -146,6 +166,57 @@ static bool is_anon(const char *name)
 	       !strncmp(name, "/anon_hugepage", 14) || !strcmp(name, "[heap]");
 }
 
+/*
+ * Open path (absolute, as the target sees it) inside the target's root,
+ * following no symlink on the way: the target chooses every component
+ * (its /tmp may be a link to a directory of root's).  openat2 with
+ * RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS where the kernel has it (5.6),
+ * else one component at a time with O_NOFOLLOW.  -errno on failure.
+ */
+static int open_in_root(__u32 pid, const char *path)
+{
+	const int flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
+	struct open_how how = {
+		.flags = flags,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	char root[64], comp[NAME_MAX + 1];
+	int dirfd, fd;
+
+	snprintf(root, sizeof(root), "/proc/%u/root", pid);
+	dirfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0)
+		return -errno;
+	while (*path == '/')
+		path++;
+	fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	if (fd >= 0 || errno != ENOSYS) {
+		fd = fd < 0 ? -errno : fd;
+		close(dirfd);
+		return fd;
+	}
+	for (;;) {
+		size_t n = strcspn(path, "/");
+		bool last = path[n] == '\0';
+		int next;
+
+		if (n == 0 || n > NAME_MAX || (n <= 2 && !strncmp(path, "..", n))) {
+			close(dirfd);
+			return -EINVAL;	/* no "", ".", ".." components */
+		}
+		memcpy(comp, path, n);
+		comp[n] = '\0';
+		next = openat(dirfd, comp, last ? flags : O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		fd = next < 0 ? -errno : next;
+		close(dirfd);
+		if (fd < 0 || last)
+			return fd;
+		dirfd = fd;
+		for (path += n; *path == '/'; path++)
+			;
+	}
+}
+
 static int open_in_target(__u32 pid, __u64 start, __u64 len, const char *name)
 {
 	char path[PATH_MAX];
@@ -153,12 +224,21 @@ static int open_in_target(__u32 pid, __u64 start, __u64 len, const char *name)
 
 	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", pid,
 		 (unsigned long long)start, (unsigned long long)(start + len));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 && name[0] == '/') {
-		snprintf(path, sizeof(path), "/proc/%u/root%s", pid, name);
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	}
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0 && name[0] == '/')
+		fd = open_in_root(pid, name);
 	return fd >= 0 ? open_regular_file(NULL, fd) : fd;
+}
+
+/* The file belongs to the user the process runs as (owner of /proc/PID):
+ * not a file of someone else's that the target pointed us at. */
+static bool owned_by_target(__u32 pid, int fd)
+{
+	struct stat st, pst;
+	char proc[32];
+
+	snprintf(proc, sizeof(proc), "/proc/%u", pid);
+	return !fstat(fd, &st) && !stat(proc, &pst) && st.st_uid == pst.st_uid;
 }
 
 enum jit_mmap_action session_jit_mmap(struct session *s, __u32 pid, const char *name,
@@ -177,10 +257,14 @@ enum jit_mmap_action session_jit_mmap(struct session *s, __u32 pid, const char *
 			return JIT_MMAP_DROP;
 		fd = open_in_target(pid, start, len, name);
 		err = jit_merger__add_jitdump(g->m, name, fd, pid);
-		if (err)
-			pr_warn("cannot read jitdump %s of PID %u: %s", name, pid, strerror(-err));
-		else
+		if (err) {
+			char shown[PRINTABLE_MAX];
+
+			pr_warn("cannot read jitdump %s of PID %u: %s",
+				printable(shown, sizeof(shown), name), pid, strerror(-err));
+		} else {
 			tidset_add(&g->jit_pids, pid);
+		}
 		return JIT_MMAP_DROP;
 	}
 	if ((prot & 4) && is_anon(name)) {
@@ -210,16 +294,18 @@ static void find_perf_maps(struct session *s)
 
 	for (size_t i = 0; i < g->anon_pids.cap; i++) {
 		__u32 pid = g->anon_pids.keys[i];
-		char path[128], shown[64];
+		char shown[64];
 		int fd, err;
 
 		if (!pid || tidset_has(&g->map_tried, pid))
 			continue;
-		snprintf(path, sizeof(path), "/proc/%u/root/tmp/perf-%u.map", pid, pid);
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+		snprintf(shown, sizeof(shown), "/tmp/perf-%u.map", pid);
+		fd = open_in_root(pid, shown);
 		if (fd < 0) {
+			if (fd == -ELOOP || fd == -EXDEV)
+				pr_warn("%s of PID %u: a symbolic link on its path; not read", shown, pid);
 			/* gone or refused; out of descriptors: next poll */
-			if (errno != ENOENT && errno != EMFILE && errno != ENFILE)
+			if (fd != -ENOENT && fd != -EMFILE && fd != -ENFILE)
 				tidset_add(&g->map_tried, pid);
 			continue;
 		}
@@ -227,11 +313,15 @@ static void find_perf_maps(struct session *s)
 		fd = open_regular_file(NULL, fd);
 		if (fd < 0)
 			continue;
+		if (!owned_by_target(pid, fd)) {
+			pr_warn("%s of PID %u belongs to another user; not read", shown, pid);
+			close(fd);
+			continue;
+		}
 		if (!merger(s)) {
 			close(fd);
 			continue;
 		}
-		snprintf(shown, sizeof(shown), "/tmp/perf-%u.map", pid);
 		/* Perf maps carry no times, and runtimes often make their code
 		 * executable with mprotect, which has no record: what the
 		 * map holds now is taken as mapped since the recording began. */
@@ -267,12 +357,14 @@ int session_jit_poll(struct session *s)
 static int write_mappings(struct session *s)
 {
 	struct jit_glue *g = s->jit;
-	const struct jit_mapping *maps;
-	size_t n = jit_merger__mappings(g->m, &maps);
+	size_t n = jit_merger__nr_mappings(g->m);
 
 	for (size_t i = 0; i < n; i++) {
-		const struct jit_mapping *jm = &maps[i];
-		struct perfdata_mmap2 m = {
+		struct jit_mapping one, *jm = &one;
+		struct perfdata_mmap2 m;
+
+		jit_merger__mapping(g->m, i, &one);
+		m = (struct perfdata_mmap2){
 			.misc = PERF_RECORD_MISC_USER, .pid = jm->pid, .tid = jm->tid,
 			.start = jm->start, .len = jm->len, .pgoff = jm->pgoff,
 			.prot = 5, .flags = 2, .build_id_size = jm->build_id_size,
@@ -363,6 +455,7 @@ int session_jit_finish(struct session *s)
 	}
 	err = 0;
 	if (g->m) {
+		g->stop_base = session_stop_requests();
 		err = jit_merger__finish(g->m);
 		if (err)
 			pr_warn("JIT merging failed: %s; JIT frames may not be named", strerror(-err));
@@ -376,13 +469,21 @@ int session_jit_finish(struct session *s)
 		if (!tidset_has(&g->jit_pids, g->hm[i].pid))
 			err = perfdata_writer__queue(s->w, g->hm[i].time,
 						     g->held.data + g->hm[i].off, g->hm[i].size);
-	if (!err && g->m && log_verbosity >= 0) {
+	if (!err && g->m) {
 		struct jit_stats st = jit_merger__stats(g->m);
 
-		if (st.images)
+		/* The mappings are in the writer's queue now: the merger's
+		 * records (~170 B per function) need not wait for the end. */
+		jit_merger__free(g->m);
+		g->m = NULL;
+
+		if (st.images && log_verbosity >= 0)
 			pr_info("JIT: %llu functions merged into %llu images in %s",
 				(unsigned long long)(st.loads + st.map_entries + st.mlpd_methods),
 				(unsigned long long)st.images, g->dir);
+		if (st.dropped)
+			pr_warn("JIT: %llu functions past the limit of JIT mappings were not named",
+				(unsigned long long)st.dropped);
 	}
 	return err;
 }

@@ -39,12 +39,18 @@
 #include "util/array.h"
 #include "util/log.h"
 
-static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_signal, stop_requests;
 static volatile sig_atomic_t child_exited;
 
 static void on_signal(int sig)
 {
 	stop_signal = sig;
+	stop_requests++;
+}
+
+unsigned int session_stop_requests(void)
+{
+	return (unsigned int)stop_requests;
 }
 
 static void on_sigchld(int sig)

@@ -91,6 +91,9 @@ __u64 session_trace_calls(struct session *s);	/* function entries so far */
 void session_trace_summary(struct session *s, char *buf, size_t n);
 void session_trace_free(struct session *s);
 
+/* SIGINT/SIGTERM received so far (session.c): long reads stop on one. */
+unsigned int session_stop_requests(void);
+
 /* JIT merging (jit_glue.c). */
 int session_jit_setup(struct session *s);
 int session_jit_poll(struct session *s);
