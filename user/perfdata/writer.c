@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * perf.data file layout (perf 6.1's order, see perf-facts.md §1):
+ * perf.data file layout (perf 6.1's order, see docs/perf-data.md §1):
  *
  *   0    struct perf_file_header (104 bytes)
  *   104  u64 ids[] of evsel 0, evsel 1, …
