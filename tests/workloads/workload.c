@@ -9,6 +9,8 @@
  *   workload dlopen LIB [SCALE]  wait 0.5 s, dlopen LIB, call lib_hot(SCALE)
  *   workload kernel [SCALE]      spend time in system calls
  *   workload spin                hot3 forever (for -p; kill it when done)
+ *   workload forkstorm N SECS [HOLD_MS]  N short children, then a busy one
+ *                                (see run_forkstorm)
  *
  * Built with clang and frame pointers everywhere (see the Makefile).
  */
@@ -128,6 +130,81 @@ __attribute__((noinline)) static void kernel_work(int scale)
 		close(fd);
 }
 
+/* ---- forkstorm ---------------------------------------------------------- */
+
+static double storm_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The busy child's work: hot_a until secs have passed. */
+__attribute__((noinline)) static void storm_busy(double secs)
+{
+	double end = storm_now() + secs;
+
+	while (storm_now() < end)
+		hot_a(UNIT / 10);
+}
+
+#define STORM_LAST 20
+
+/*
+ * forkstorm N SECS [HOLD_MS]: fork N children that exit at once, each
+ * reaped before the next is forked (with HOLD_MS, each lives that long and
+ * all N are alive together).  Then print "dead PID" for the last 20 of
+ * them, pause 1.5 s when N > 0 (a test can start a process that reuses
+ * such a pid),
+ * fork one child that burns CPU for SECS seconds, print "busy PID", and
+ * wait for it.
+ */
+static int run_forkstorm(int argc, char **argv)
+{
+	int n = argc > 2 ? atoi(argv[2]) : 9000, hold_ms = argc > 4 ? atoi(argv[4]) : 0;
+	double secs = argc > 3 ? atof(argv[3]) : 2;
+	struct timespec hold = { hold_ms / 1000, (hold_ms % 1000) * 1000000L };
+	struct timespec pause = { 1, 500000000 };
+	pid_t last[STORM_LAST], busy;
+	int i, st;
+
+	for (i = 0; i < n; i++) {
+		pid_t p = fork();
+
+		if (p < 0) {
+			perror("workload: fork");
+			return 1;
+		}
+		if (p == 0) {
+			if (hold_ms)
+				nanosleep(&hold, NULL);
+			_exit(0);
+		}
+		if (!hold_ms)
+			waitpid(p, NULL, 0);
+		last[i % STORM_LAST] = p;
+	}
+	while (hold_ms && wait(NULL) > 0)
+		;
+	for (i = n > STORM_LAST ? n - STORM_LAST : 0; i < n; i++)
+		printf("dead %d\n", (int)last[i % STORM_LAST]);
+	fflush(stdout);
+	if (n)
+		nanosleep(&pause, NULL);
+	busy = fork();
+	if (busy == 0) {
+		storm_busy(secs);
+		_exit(0);
+	}
+	if (busy < 0)
+		return 1;
+	printf("busy %d\n", (int)busy);
+	fflush(stdout);
+	waitpid(busy, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "hot3";
@@ -142,11 +219,13 @@ int main(int argc, char **argv)
 		return run_dlopen(argv[2], scale_arg(argc, argv, 3, 10));
 	else if (!strcmp(mode, "kernel"))
 		kernel_work(scale_arg(argc, argv, 2, 10));
+	else if (!strcmp(mode, "forkstorm"))
+		return run_forkstorm(argc, argv);
 	else if (!strcmp(mode, "spin"))
 		for (;;)
 			hot3(1);
 	else {
-		fprintf(stderr, "usage: workload hot3|threads|forkexec|dlopen|kernel|spin ...\n");
+		fprintf(stderr, "usage: workload hot3|threads|forkexec|dlopen|kernel|spin|forkstorm ...\n");
 		return 2;
 	}
 	return 0;

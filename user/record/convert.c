@@ -198,6 +198,26 @@ static int on_fork(struct session *s, const struct perf_event_header *h, __u64 t
 	return perfdata_writer__queue(s->w, time, h, h->size);
 }
 
+/*
+ * A target's EXIT.  A process leaves the targets when its main thread
+ * exits (a thread with -t), as bpf/sample.bpf.c's on_exit takes it out of
+ * the BPF set: a process that later gets the same pid is no target.
+ */
+static int on_exit(struct session *s, const struct perf_event_header *h, __u64 time)
+{
+	const __u32 *w = (const __u32 *)(h + 1);	/* pid, ppid, tid, ptid */
+	int err;
+
+	if (!is_target_pid(s, w[0]))
+		return 0;
+	err = perfdata_writer__queue(s->w, time, h, h->size);
+	if (s->by_tid)
+		tidset_del(&s->targets, w[2]);
+	else if (!s->all && w[0] == w[2])
+		tidset_del(&s->targets, w[0]);
+	return err;
+}
+
 int convert_sideband_record(void *ctx, const struct perf_event_header *h)
 {
 	struct session *s = ctx;
@@ -216,8 +236,10 @@ int convert_sideband_record(void *ctx, const struct perf_event_header *h)
 	case PERF_RECORD_FORK:
 		err = on_fork(s, h, sid.time);
 		break;
-	case PERF_RECORD_COMM:
 	case PERF_RECORD_EXIT:
+		err = on_exit(s, h, sid.time);
+		break;
+	case PERF_RECORD_COMM:
 		if (is_target_pid(s, w[0]))
 			err = perfdata_writer__queue(s->w, sid.time, h, h->size);
 		break;

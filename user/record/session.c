@@ -254,6 +254,24 @@ static int open_sampling(struct session *s, const struct event_name *ev)
 
 /* ---- BPF -------------------------------------------------------------- */
 
+/* PRECORD_MAX_TARGETS: room for that many live target processes in the
+ * BPF set instead of 8192 (0: not set). */
+static __u32 max_targets(void)
+{
+	const char *e = getenv("PRECORD_MAX_TARGETS");
+	unsigned long v;
+	char *end;
+
+	if (!e || !*e)
+		return 0;
+	v = strtoul(e, &end, 10);
+	if (*end || !v || v > 1UL << 22) {
+		pr_warn("PRECORD_MAX_TARGETS=%s is not a number from 1 to 4194304; ignored", e);
+		return 0;
+	}
+	return (__u32)v;
+}
+
 static int load_bpf(struct session *s)
 {
 	const struct prec_opts *o = s->o;
@@ -273,6 +291,8 @@ static int load_bpf(struct session *s)
 	if (o->mmap_pages)
 		ring = o->mmap_pages * 4096u;
 	bpf_map__set_max_entries(s->skel->maps.events, ring);
+	if (max_targets())
+		bpf_map__set_max_entries(s->skel->maps.targets, max_targets());
 	s->skel->rodata->wakeup_bytes = ring / 4;
 	err = sample_bpf__load(s->skel);
 	if (err) {
@@ -284,6 +304,14 @@ static int load_bpf(struct session *s)
 		if (!s->skel->links.on_fork) {
 			err = -errno;
 			pr_err("cannot attach to sched_process_fork: %s", strerror(-err));
+			return err;
+		}
+	}
+	if (!s->all) {
+		s->skel->links.on_exit = bpf_program__attach(s->skel->progs.on_exit);
+		if (!s->skel->links.on_exit) {
+			err = -errno;
+			pr_err("cannot attach to sched_process_exit: %s", strerror(-err));
 			return err;
 		}
 	}
@@ -302,6 +330,16 @@ static int load_bpf(struct session *s)
 		return err;
 	}
 	return 0;
+}
+
+/* Say how many new processes of the targets the full BPF set left out. */
+static void report_targets_full(struct session *s)
+{
+	__u64 n = s->skel ? __atomic_load_n(&s->skel->bss->targets_full, __ATOMIC_RELAXED) : 0;
+
+	if (n)
+		pr_warn("%llu new processes of the targets were not recorded: more than %u targets were alive at once",
+			(unsigned long long)n, bpf_map__max_entries(s->skel->maps.targets));
 }
 
 static int add_target(struct session *s, __u32 id)
@@ -700,6 +738,7 @@ static void print_summary(struct session *s)
 	fprintf(stderr, "[ precord: Captured and wrote %.3f MB %s (%llu samples%s, %llu lost) ]\n",
 		(double)perfdata_writer__file_size(s->w) / (1024.0 * 1024.0), s->o->output,
 		(unsigned long long)s->samples, extra, (unsigned long long)lost);
+	report_targets_full(s);
 	if (s->bad_records)
 		pr_warn("%llu malformed records from the kernel were skipped",
 			(unsigned long long)s->bad_records);
