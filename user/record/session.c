@@ -275,7 +275,7 @@ static __u32 max_targets(void)
 static int load_bpf(struct session *s)
 {
 	const struct prec_opts *o = s->o;
-	__u32 ring = 8u << 20;
+	__u32 ring = 8u << 20, nr_targets = max_targets();
 	int err;
 
 	s->skel = sample_bpf__open();
@@ -291,8 +291,8 @@ static int load_bpf(struct session *s)
 	if (o->mmap_pages)
 		ring = o->mmap_pages * 4096u;
 	bpf_map__set_max_entries(s->skel->maps.events, ring);
-	if (max_targets())
-		bpf_map__set_max_entries(s->skel->maps.targets, max_targets());
+	if (nr_targets)
+		bpf_map__set_max_entries(s->skel->maps.targets, nr_targets);
 	s->skel->rodata->wakeup_bytes = ring / 4;
 	err = sample_bpf__load(s->skel);
 	if (err) {
