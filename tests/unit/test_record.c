@@ -323,6 +323,9 @@ TEST(callchain_one_marker_per_context)
 	const __u64 user_only[] = { CU, 0x401000, 0x402000 };
 	const __u64 kern_only[] = { CK, K(1), K(2) };
 	const __u64 keep_mid[] = { CU, 0x401000, 0, 0x402000 };
+	/* seen with -a in a fuzzer built without frame pointers */
+	const __u64 garbage[] = { 0x7f8eaceabb75, 0x100003f48, 0, ~0ULL };
+	const __u64 garbage_out[] = { CU, 0x7f8eaceabb75, 0x100003f48 };
 
 	check_chain(k, 2, u, 2, both, 6);		/* no markers (bpf_get_stack) */
 	check_chain(km, 3, um, 3, both, 6);		/* markers (6.18, CALLCHAIN event) */
@@ -333,6 +336,7 @@ TEST(callchain_one_marker_per_context)
 	check_chain(NULL, 0, zeros, 2, NULL, 0);	/* nothing left: no marker */
 	check_chain(km, 1, only_marker, 1, NULL, 0);
 	check_chain(NULL, 0, mid_zero, 3, keep_mid, 4);	/* only the end is trimmed */
+	check_chain(NULL, 0, garbage, 4, garbage_out, 3);	/* zero, then a "marker" */
 }
 
 TEST(perf_str_pads_to_64)

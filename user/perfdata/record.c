@@ -189,21 +189,25 @@ int perfdata_encode_sample(struct pbuf *out, __u64 st, const struct perfdata_sam
 	return rec_end(out, at);
 }
 
-/* Append stack's frames after marker: context markers left out, zeros at
- * the end dropped.  Returns the new count. */
+/*
+ * Append stack's frames after marker: whatever is in the range of context
+ * markers left out (a frame-pointer walk through code without frame
+ * pointers reads such garbage too, and perf would reset the whole chain
+ * at it), then zeros at the end dropped.  Returns the new count.
+ */
 static __u32 put_context(__u64 *out, __u32 n, __u64 marker, const __u64 *stack, __u32 nr)
 {
-	__u32 i, start = n + 1;
+	__u32 i, end = n + 1;
 
-	while (nr && !stack[nr - 1])
-		nr--;
 	for (i = 0; i < nr; i++)
 		if (stack[i] < (__u64)PERF_CONTEXT_MAX)
-			out[start++] = stack[i];
-	if (start == n + 1)
+			out[end++] = stack[i];
+	while (end > n + 1 && !out[end - 1])
+		end--;
+	if (end == n + 1)
 		return n;		/* no frames: no marker */
 	out[n] = marker;
-	return start;
+	return end;
 }
 
 __u32 perfdata_callchain_build(__u64 *out, const __u64 *kern, __u32 nk,

@@ -83,8 +83,8 @@ int perfdata_encode_sample(struct pbuf *out, __u64 sample_type,
  * the user frames; a context without frames gets no marker.  kern and user
  * are stacks as the BPF stack helper gave them: whether they start with a
  * marker of their own depends on the kernel (6.18 adds one when the event
- * has PERF_SAMPLE_CALLCHAIN), so every context marker in them is dropped,
- * and so are zero addresses at the end of a stack, which perf drops too.
+ * has PERF_SAMPLE_CALLCHAIN), so every value in the markers' range is
+ * dropped, and then zero addresses at the end of a stack.
  * out has room for nk + nu + 2 entries; returns the entries written.
  */
 __u32 perfdata_callchain_build(__u64 *out, const __u64 *kern, __u32 nk,
