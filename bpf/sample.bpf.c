@@ -26,6 +26,17 @@ const volatile __u64 wakeup_bytes = 1 << 20;
  * execs, as perf's enable_on_exec does: not while it is still precord. */
 __u32 exec_child;
 
+/* Processes that did not become targets because the set was full. */
+__u64 targets_full;
+
+static __always_inline void add_target(__u32 id)
+{
+	__u8 one = 1;
+
+	if (bpf_map_update_elem(&targets, &id, &one, BPF_ANY))
+		__sync_fetch_and_add(&targets_full, 1);
+}
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 8 << 20);		/* resized by user space */
@@ -119,10 +130,9 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u32 tgid = BPF_CORE_READ(p, tgid);
-	__u8 one = 1;
 
 	if (exec_child && tgid == exec_child) {
-		bpf_map_update_elem(&targets, &tgid, &one, BPF_ANY);
+		add_target(tgid);
 		exec_child = 0;
 	}
 	return 0;
@@ -134,11 +144,36 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ptgid = BPF_CORE_READ(parent, tgid);
 	__u32 ctgid = BPF_CORE_READ(child, tgid);
-	__u8 one = 1;
 
 	if (!follow_forks || filter_mode != PREC_FILTER_TGID || ptgid == ctgid)
 		return 0;
 	if (bpf_map_lookup_elem(&targets, &ptgid))
-		bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY);
+		add_target(ctgid);
+	return 0;
+}
+
+/*
+ * A target exits: its id leaves the set, so that the set holds the live
+ * targets only (8192 at a time, however many come and go) and a process
+ * that later gets the same pid is no target.  A process leaves when its
+ * last thread exits (signal->live reaches 0 before this tracepoint), a
+ * thread with -t when it exits.  Only the task is read: the tracepoint
+ * has a second argument (group_dead) since 6.16 only.
+ */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *p)
+{
+	__u32 key;
+
+	if (filter_mode == PREC_FILTER_TID) {
+		key = BPF_CORE_READ(p, pid);
+	} else if (filter_mode == PREC_FILTER_TGID) {
+		if (BPF_CORE_READ(p, signal, live.counter) > 0)
+			return 0;
+		key = BPF_CORE_READ(p, tgid);
+	} else {
+		return 0;
+	}
+	bpf_map_delete_elem(&targets, &key);
 	return 0;
 }

@@ -2,7 +2,8 @@
 /*
  * The target filter every precord BPF program applies: rodata filter_mode
  * (enum prec_filter) and the `targets` map of tgids (or tids with -t).
- * bpf/sample.bpf.c owns the map; the other objects reuse its fd.
+ * bpf/sample.bpf.c owns the map (entries come with forks and the command's
+ * exec, and go when the process exits); the other objects reuse its fd.
  */
 #ifndef PRECORD_BPF_TARGETS_H
 #define PRECORD_BPF_TARGETS_H
@@ -11,7 +12,7 @@ const volatile __u32 filter_mode = PREC_FILTER_ALL;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 8192);
+	__uint(max_entries, 8192);	/* live targets at once; see targets_full */
 	__type(key, __u32);
 	__type(value, __u8);
 } targets SEC(".maps");

@@ -33,7 +33,10 @@ enum prec_filter {
  * PREC_REC_SAMPLE: ips[] holds nr_kernel kernel frames (innermost first,
  * ips[0] is the sampled ip when the sample hit the kernel) followed by
  * nr_user user frames (innermost first).  size = sizeof(struct
- * prec_sample) + 8 * (nr_kernel + nr_user).
+ * prec_sample) + 8 * (nr_kernel + nr_user).  The stacks are as
+ * bpf_get_stack gave them: depending on the kernel and the event's
+ * sample_type they may start with a PERF_CONTEXT_* marker or end in zeros;
+ * user space writes perf's form (perfdata_callchain_build).
  */
 struct prec_sample {
 	struct prec_rec_hdr hdr;

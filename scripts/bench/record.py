@@ -352,6 +352,15 @@ def report(runs, elapsed):
         noise[wl] = (max(a) - min(a)) / 2 / statistics.median(a)
         lines.append(f"  workload CPU overhead precord vs perf, {wl}: " + "; ".join(cmp)
                      + f" (the workload alone varied by ±{noise[wl] * 100:.1f}%)")
+    for wl in WORKLOADS:
+        cmp = []
+        for hz in RATES:
+            p = find("run", wl, "precord", hz)["bytes_per_sample"]
+            f = find("run", wl, "perf", hz)["bytes_per_sample"]
+            ok = p is not None and f is not None and p <= f
+            cmp.append(f"{hz} Hz {num(p, '.1f')} vs {num(f, '.1f')}" + (" ok" if ok else " HIGHER"))
+        lines.append(f"  bytes per sample (file size / samples, -g) precord vs perf, {wl}: "
+                     + "; ".join(cmp))
     fx = {t: max(find("stop", "spin-p", t, hz)["fixed_ms"] for hz in RATES) for t in STOP_TOOLS}
     lines.append(f"  start+stop (worst rate) <= 100 ms: precord {fx['precord']:.0f} ms"
                  + (" ok" if fx["precord"] <= 100 else " OVER")

@@ -738,7 +738,7 @@ TEST(full_file_perf_header)
 	attr.clockid = CLOCK_MONOTONIC;
 	CHECK_EQ(perfdata_writer__add_evsel(w, &attr, "cpu-clock:pppH", &id, 1), 0);
 	CHECK_EQ(perfdata_writer__begin(w), 0);
-	CHECK_EQ(perfdata_encode_comm(&rec, 42, 42, "sleep", false, &sid), 0);
+	CHECK_EQ(perfdata_encode_comm(&rec, attr.sample_type, 42, 42, "sleep", false, &sid), 0);
 	smp.id = id;
 	CHECK_EQ(perfdata_writer__append(w, rec.data, rec.len), 0);
 	pbuf_reset(&rec);

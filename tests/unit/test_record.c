@@ -16,10 +16,14 @@ static const struct perf_event_header *hdr(const struct pbuf *b)
 	return (const void *)b->data;
 }
 
+/* The layout of files with more than one attr: {pid,tid}{time}{cpu,res}{id}. */
+#define ID	PREC_SAMPLE_ID_BITS
+#define ID_SIZE	32
+
 /* The sample_id_all trailer is parsed from the end, as perf does. */
 static void check_trailer(const struct pbuf *b, const struct perfdata_sample_id *sid)
 {
-	const __u8 *t = b->data + b->len - PREC_SAMPLE_ID_SIZE;
+	const __u8 *t = b->data + b->len - ID_SIZE;
 
 	CHECK_EQ(rd32(t), sid->pid);
 	CHECK_EQ(rd32(t + 4), sid->tid);
@@ -135,13 +139,13 @@ TEST(comm_truncates_and_pads)
 	struct perfdata_sample_id sid = { .pid = 5, .tid = 6, .time = 99, .cpu = 1, .id = 3 };
 	struct pbuf b = { 0 };
 
-	CHECK_EQ(perfdata_encode_comm(&b, 5, 6, "a-very-long-command-name", true, &sid), 0);
+	CHECK_EQ(perfdata_encode_comm(&b, ID, 5, 6, "a-very-long-command-name", true, &sid), 0);
 	CHECK_EQ(hdr(&b)->type, PERF_RECORD_COMM);
 	CHECK_EQ(hdr(&b)->misc, PERF_RECORD_MISC_COMM_EXEC);
 	CHECK_EQ(b.len % 8, 0);
 	CHECK_EQ(rd32(b.data + 8), 5);
 	CHECK_STR((const char *)b.data + 16, "a-very-long-com");	/* TASK_COMM_LEN - 1 */
-	CHECK_EQ(b.len, 8 + 8 + 16 + PREC_SAMPLE_ID_SIZE);
+	CHECK_EQ(b.len, 8 + 8 + 16 + ID_SIZE);
 	check_trailer(&b, &sid);
 	pbuf_free(&b);
 }
@@ -157,7 +161,7 @@ TEST(mmap2_inode_and_build_id_forms)
 	struct pbuf b = { 0 };
 	const __u8 *p;
 
-	CHECK_EQ(perfdata_encode_mmap2(&b, &m, &sid), 0);
+	CHECK_EQ(perfdata_encode_mmap2(&b, ID, &m, &sid), 0);
 	CHECK_EQ(hdr(&b)->type, PERF_RECORD_MMAP2);
 	CHECK_EQ(hdr(&b)->misc, PERF_RECORD_MISC_USER);
 	p = b.data + 8;
@@ -175,7 +179,7 @@ TEST(mmap2_inode_and_build_id_forms)
 	pbuf_reset(&b);
 	m.build_id_size = 20;
 	memset(m.build_id, 0xab, 20);
-	CHECK_EQ(perfdata_encode_mmap2(&b, &m, &sid), 0);
+	CHECK_EQ(perfdata_encode_mmap2(&b, ID, &m, &sid), 0);
 	CHECK_EQ(hdr(&b)->misc, PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID);
 	p = b.data + 8;
 	CHECK_EQ(p[32], 20);
@@ -183,7 +187,7 @@ TEST(mmap2_inode_and_build_id_forms)
 	CHECK_EQ(p[55], 0xab);
 
 	m.build_id_size = 21;
-	CHECK_EQ(perfdata_encode_mmap2(&b, &m, &sid), -EINVAL);
+	CHECK_EQ(perfdata_encode_mmap2(&b, ID, &m, &sid), -EINVAL);
 	pbuf_free(&b);
 }
 
@@ -191,7 +195,7 @@ TEST(kernel_mmap)
 {
 	struct pbuf b = { 0 };
 
-	CHECK_EQ(perfdata_encode_kernel_mmap(&b, 0xffffffff81000000ULL, 0x1206448,
+	CHECK_EQ(perfdata_encode_kernel_mmap(&b, ID, 0xffffffff81000000ULL, 0x1206448,
 					     0xffffffff81000000ULL, "[kernel.kallsyms]_text", NULL), 0);
 	CHECK_EQ(hdr(&b)->type, PERF_RECORD_MMAP);
 	CHECK_EQ(hdr(&b)->misc, PERF_RECORD_MISC_KERNEL);
@@ -206,19 +210,19 @@ TEST(task_lost_and_markers)
 	struct perfdata_sample_id sid = { .id = 9 };
 	struct pbuf b = { 0 };
 
-	CHECK_EQ(perfdata_encode_task(&b, PERF_RECORD_FORK, 3, 2, 4, 2, 77, 0, &sid), 0);
+	CHECK_EQ(perfdata_encode_task(&b, ID, PERF_RECORD_FORK, 3, 2, 4, 2, 77, 0, &sid), 0);
 	CHECK_EQ(hdr(&b)->type, PERF_RECORD_FORK);
 	CHECK_EQ(rd32(b.data + 8), 3);
 	CHECK_EQ(rd32(b.data + 12), 2);
 	CHECK_EQ(rd64(b.data + 24), 77);
-	CHECK_EQ(perfdata_encode_task(&b, PERF_RECORD_COMM, 1, 1, 1, 1, 0, 0, &sid), -EINVAL);
+	CHECK_EQ(perfdata_encode_task(&b, ID, PERF_RECORD_COMM, 1, 1, 1, 1, 0, 0, &sid), -EINVAL);
 	pbuf_reset(&b);
-	CHECK_EQ(perfdata_encode_lost_samples(&b, 12, &sid), 0);
+	CHECK_EQ(perfdata_encode_lost_samples(&b, ID, 12, &sid), 0);
 	CHECK_EQ(hdr(&b)->type, PERF_RECORD_LOST_SAMPLES);
 	CHECK_EQ(rd64(b.data + 8), 12);
 	check_trailer(&b, &sid);
 	pbuf_reset(&b);
-	CHECK_EQ(perfdata_encode_lost(&b, 9, 3, &sid), 0);
+	CHECK_EQ(perfdata_encode_lost(&b, ID, 9, 3, &sid), 0);
 	CHECK_EQ(rd64(b.data + 8), 9);
 	CHECK_EQ(rd64(b.data + 16), 3);
 	pbuf_reset(&b);
@@ -228,6 +232,111 @@ TEST(task_lost_and_markers)
 	CHECK_EQ(hdr(&b)->type, PERF_RECORD_FINISHED_ROUND);
 	CHECK_EQ(((const struct perf_event_header *)(b.data + 8))->type, PERF_RECORD_FINISHED_INIT);
 	pbuf_free(&b);
+}
+
+/* Every layout precord writes: the trailer has the attr's id fields in
+ * perf's order, and parsing it gives back what was written. */
+TEST(trailer_follows_the_layout)
+{
+	static const struct {
+		__u64 type;
+		size_t size;
+	} layouts[] = {
+		{ PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD, 16 },
+		{ PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN, 24 },
+		{ PREC_SAMPLE_BASE_BITS | PERF_SAMPLE_CALLCHAIN, 32 },
+		{ PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_CPU, 32 },
+		{ PERF_SAMPLE_IP, 0 },
+	};
+	struct perfdata_sample_id sid = { .pid = 5, .tid = 6, .time = 99, .cpu = 1, .id = 3 };
+
+	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
+		__u64 t = layouts[i].type;
+		struct perfdata_sample_id got;
+		struct pbuf b = { 0 };
+		const __u8 *p;
+
+		CHECK_EQ(perfdata_sample_id_size(t), layouts[i].size);
+		CHECK_EQ(perfdata_encode_comm(&b, t, 5, 6, "x", false, &sid), 0);
+		CHECK_EQ(b.len, 8 + 8 + 8 + layouts[i].size);
+		p = b.data + 24;
+		if (t & PERF_SAMPLE_TID) {
+			CHECK_EQ(rd32(p), 5);
+			CHECK_EQ(rd32(p + 4), 6);
+			p += 8;
+		}
+		if (t & PERF_SAMPLE_TIME) {
+			CHECK_EQ(rd64(p), 99);
+			p += 8;
+		}
+		if (t & PERF_SAMPLE_ID) {
+			CHECK_EQ(rd64(p), 3);
+			p += 8;
+		}
+		if (t & PERF_SAMPLE_CPU) {
+			CHECK_EQ(rd32(p), 1);
+			p += 8;
+		}
+		if (t & PERF_SAMPLE_IDENTIFIER) {
+			CHECK_EQ(rd64(p), 3);
+			p += 8;
+		}
+		CHECK(p == b.data + b.len);
+		CHECK_EQ(perfdata_sample_id_parse(t, hdr(&b), 16, &got), 0);
+		CHECK_EQ(got.pid, t & PERF_SAMPLE_TID ? 5 : 0);
+		CHECK_EQ(got.time, t & PERF_SAMPLE_TIME ? 99 : 0);
+		CHECK_EQ(got.cpu, t & PERF_SAMPLE_CPU ? 1 : 0);
+		CHECK_EQ(got.id, t & (PERF_SAMPLE_ID | PERF_SAMPLE_IDENTIFIER) ? 3 : 0);
+		/* no room for the trailer after the fixed part: refused */
+		if (layouts[i].size)
+			CHECK_EQ(perfdata_sample_id_parse(t, hdr(&b), 24 + 8, &got), -EINVAL);
+		pbuf_free(&b);
+	}
+}
+
+#define K(x)	(0xffffffff81000000ULL + (x))
+#define CK	((__u64)PERF_CONTEXT_KERNEL)
+#define CU	((__u64)PERF_CONTEXT_USER)
+
+static void check_chain(const __u64 *kern, __u32 nk, const __u64 *user, __u32 nu,
+			const __u64 *want, __u32 nwant)
+{
+	__u64 out[16];
+	__u32 n;
+
+	memset(out, 0xee, sizeof(out));
+	n = perfdata_callchain_build(out, kern, nk, user, nu);
+	CHECK_EQ(n, nwant);
+	CHECK(n <= nk + nu + 2);
+	CHECK(!nwant || !memcmp(out, want, nwant * 8));
+}
+
+/* One marker per context whatever the stack helper gave, no trailing zeros. */
+TEST(callchain_one_marker_per_context)
+{
+	const __u64 k[] = { K(1), K(2) }, km[] = { CK, K(1), K(2) };
+	const __u64 u[] = { 0x401000, 0x402000 }, um[] = { CU, 0x401000, 0x402000 };
+	const __u64 uz[] = { 0x401000, 0x402000, 0, 0 }, umz[] = { CU, 0x401000, 0x402000, 0 };
+	const __u64 zeros[] = { 0, 0 }, only_marker[] = { CU };
+	const __u64 mid_zero[] = { 0x401000, 0, 0x402000 };
+	const __u64 both[] = { CK, K(1), K(2), CU, 0x401000, 0x402000 };
+	const __u64 user_only[] = { CU, 0x401000, 0x402000 };
+	const __u64 kern_only[] = { CK, K(1), K(2) };
+	const __u64 keep_mid[] = { CU, 0x401000, 0, 0x402000 };
+	/* seen with -a in a fuzzer built without frame pointers */
+	const __u64 garbage[] = { 0x7f8eaceabb75, 0x100003f48, 0, ~0ULL };
+	const __u64 garbage_out[] = { CU, 0x7f8eaceabb75, 0x100003f48 };
+
+	check_chain(k, 2, u, 2, both, 6);		/* no markers (bpf_get_stack) */
+	check_chain(km, 3, um, 3, both, 6);		/* markers (6.18, CALLCHAIN event) */
+	check_chain(km, 3, u, 2, both, 6);
+	check_chain(k, 2, umz, 4, both, 6);		/* marker and a trailing zero */
+	check_chain(NULL, 0, uz, 4, user_only, 3);	/* user-mode sample */
+	check_chain(km, 3, NULL, 0, kern_only, 3);	/* kernel thread */
+	check_chain(NULL, 0, zeros, 2, NULL, 0);	/* nothing left: no marker */
+	check_chain(km, 1, only_marker, 1, NULL, 0);
+	check_chain(NULL, 0, mid_zero, 3, keep_mid, 4);	/* only the end is trimmed */
+	check_chain(NULL, 0, garbage, 4, garbage_out, 3);	/* zero, then a "marker" */
 }
 
 TEST(perf_str_pads_to_64)
@@ -261,6 +370,8 @@ int main(void)
 	RUN(mmap2_inode_and_build_id_forms);
 	RUN(kernel_mmap);
 	RUN(task_lost_and_markers);
+	RUN(trailer_follows_the_layout);
+	RUN(callchain_one_marker_per_context);
 	RUN(perf_str_pads_to_64);
 	return HARNESS_DONE();
 }

@@ -13,6 +13,8 @@
  *                                  lib_spin for SECONDS
  *   workload kernel [SECONDS]      spend SECONDS in read(2) of /dev/zero
  *   workload spin                  hot3 forever (for -p; kill it when done)
+ *   workload forkstorm N SECS [HOLD_MS]  N short children, then a busy one
+ *                                  (see run_forkstorm)
  *
  * SECONDS (decimals allowed) is CPU time of each thread, read from
  * CLOCK_THREAD_CPUTIME_ID: with cpu-clock sampling at F Hz, a thread
@@ -212,6 +214,81 @@ out:
 		close(fd);
 }
 
+/* ---- forkstorm ---------------------------------------------------------- */
+
+static double storm_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The busy child's work: hot_a until secs have passed. */
+__attribute__((noinline)) static void storm_busy(double secs)
+{
+	double end = storm_now() + secs;
+
+	while (storm_now() < end)
+		hot_a(UNIT / 10);
+}
+
+#define STORM_LAST 20
+
+/*
+ * forkstorm N SECS [HOLD_MS]: fork N children that exit at once, each
+ * reaped before the next is forked (with HOLD_MS, each lives that long and
+ * all N are alive together).  Then print "dead PID" for the last 20 of
+ * them, pause 1.5 s when N > 0 (a test can start a process that reuses
+ * such a pid),
+ * fork one child that burns CPU for SECS seconds, print "busy PID", and
+ * wait for it.
+ */
+static int run_forkstorm(int argc, char **argv)
+{
+	int n = argc > 2 ? atoi(argv[2]) : 9000, hold_ms = argc > 4 ? atoi(argv[4]) : 0;
+	double secs = argc > 3 ? atof(argv[3]) : 2;
+	struct timespec hold = { hold_ms / 1000, (hold_ms % 1000) * 1000000L };
+	struct timespec pause = { 1, 500000000 };
+	pid_t last[STORM_LAST], busy;
+	int i, st;
+
+	for (i = 0; i < n; i++) {
+		pid_t p = fork();
+
+		if (p < 0) {
+			perror("workload: fork");
+			return 1;
+		}
+		if (p == 0) {
+			if (hold_ms)
+				nanosleep(&hold, NULL);
+			_exit(0);
+		}
+		if (!hold_ms)
+			waitpid(p, NULL, 0);
+		last[i % STORM_LAST] = p;
+	}
+	while (hold_ms && wait(NULL) > 0)
+		;
+	for (i = n > STORM_LAST ? n - STORM_LAST : 0; i < n; i++)
+		printf("dead %d\n", (int)last[i % STORM_LAST]);
+	fflush(stdout);
+	if (n)
+		nanosleep(&pause, NULL);
+	busy = fork();
+	if (busy == 0) {
+		storm_busy(secs);
+		_exit(0);
+	}
+	if (busy < 0)
+		return 1;
+	printf("busy %d\n", (int)busy);
+	fflush(stdout);
+	waitpid(busy, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+}
+
 static int usage(void)
 {
 	fprintf(stderr, "usage: workload hot3 [SECONDS | --work SCALE]\n"
@@ -219,7 +296,8 @@ static int usage(void)
 		"       workload forkexec PROG [ARG...]\n"
 		"       workload dlopen LIB [SECONDS]\n"
 		"       workload kernel [SECONDS]\n"
-		"       workload spin\n");
+		"       workload spin\n"
+		"       workload forkstorm N SECS [HOLD_MS]\n");
 	return 2;
 }
 
@@ -246,6 +324,8 @@ int main(int argc, char **argv)
 		if (budget_arg(argc, argv, 2, 1, &b) || b.scale)
 			return usage();
 		kernel_work(b.seconds);
+	} else if (!strcmp(mode, "forkstorm")) {
+		return run_forkstorm(argc, argv);
 	} else if (!strcmp(mode, "spin") && argc == 2) {
 		hot3((struct budget){ .seconds = INFINITY });
 	} else {

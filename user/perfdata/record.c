@@ -12,22 +12,74 @@
 #include "precord/perf_file.h"
 
 /*
- * File format: the sample_id_all trailer of every non-sample record, for
- * sample_type bits TID|TIME|CPU|IDENTIFIER:
- *	{ u32 pid, tid } { u64 time } { u32 cpu, res } { u64 id }
+ * File format: the sample_id_all trailer of every non-sample record, the
+ * fields whose bit is in the attrs' sample_type, in this order:
+ *	{u32 pid, tid} (TID) {u64 time} (TIME) {u64 id} (ID)
+ *	{u64 stream_id} (STREAM_ID) {u32 cpu, res} (CPU) {u64 id} (IDENTIFIER)
+ * (perf reads it backwards from the end of the record).
  */
-static int put_sample_id(struct pbuf *out, const struct perfdata_sample_id *sid)
+size_t perfdata_sample_id_size(__u64 t)
+{
+	return 8 * (size_t)__builtin_popcountll(t & PERFDATA_SAMPLE_ID_ALL_BITS);
+}
+
+static int put_sample_id(struct pbuf *out, __u64 t, const struct perfdata_sample_id *sid)
 {
 	static const struct perfdata_sample_id zero;
 
 	if (!sid)
 		sid = &zero;
-	pbuf_put_u32(out, sid->pid);
-	pbuf_put_u32(out, sid->tid);
-	pbuf_put_u64(out, sid->time);
-	pbuf_put_u32(out, sid->cpu);
-	pbuf_put_u32(out, 0);
-	return pbuf_put_u64(out, sid->id);
+	if (t & PERF_SAMPLE_TID) {
+		pbuf_put_u32(out, sid->pid);
+		pbuf_put_u32(out, sid->tid);
+	}
+	if (t & PERF_SAMPLE_TIME)
+		pbuf_put_u64(out, sid->time);
+	if (t & PERF_SAMPLE_ID)
+		pbuf_put_u64(out, sid->id);
+	if (t & PERF_SAMPLE_STREAM_ID)
+		pbuf_put_u64(out, 0);
+	if (t & PERF_SAMPLE_CPU) {
+		pbuf_put_u32(out, sid->cpu);
+		pbuf_put_u32(out, 0);
+	}
+	if (t & PERF_SAMPLE_IDENTIFIER)
+		pbuf_put_u64(out, sid->id);
+	return out->err;
+}
+
+int perfdata_sample_id_parse(__u64 t, const struct perf_event_header *h, size_t fixed,
+			     struct perfdata_sample_id *sid)
+{
+	size_t n = perfdata_sample_id_size(t);
+	const __u8 *p;
+
+	memset(sid, 0, sizeof(*sid));
+	if (h->size < fixed || h->size - fixed < n)
+		return -EINVAL;
+	p = (const __u8 *)h + h->size - n;
+	if (t & PERF_SAMPLE_TID) {
+		memcpy(&sid->pid, p, 4);
+		memcpy(&sid->tid, p + 4, 4);
+		p += 8;
+	}
+	if (t & PERF_SAMPLE_TIME) {
+		memcpy(&sid->time, p, 8);
+		p += 8;
+	}
+	if (t & PERF_SAMPLE_ID) {
+		memcpy(&sid->id, p, 8);
+		p += 8;
+	}
+	if (t & PERF_SAMPLE_STREAM_ID)
+		p += 8;
+	if (t & PERF_SAMPLE_CPU) {
+		memcpy(&sid->cpu, p, 4);
+		p += 8;
+	}
+	if (t & PERF_SAMPLE_IDENTIFIER)
+		memcpy(&sid->id, p, 8);
+	return 0;
 }
 
 /* Start a record; returns its offset in out, or -errno. */
@@ -137,9 +189,38 @@ int perfdata_encode_sample(struct pbuf *out, __u64 st, const struct perfdata_sam
 	return rec_end(out, at);
 }
 
+/*
+ * Append stack's frames after marker: whatever is in the range of context
+ * markers left out (a frame-pointer walk through code without frame
+ * pointers reads such garbage too, and perf would reset the whole chain
+ * at it), then zeros at the end dropped.  Returns the new count.
+ */
+static __u32 put_context(__u64 *out, __u32 n, __u64 marker, const __u64 *stack, __u32 nr)
+{
+	__u32 i, end = n + 1;
+
+	for (i = 0; i < nr; i++)
+		if (stack[i] < (__u64)PERF_CONTEXT_MAX)
+			out[end++] = stack[i];
+	while (end > n + 1 && !out[end - 1])
+		end--;
+	if (end == n + 1)
+		return n;		/* no frames: no marker */
+	out[n] = marker;
+	return end;
+}
+
+__u32 perfdata_callchain_build(__u64 *out, const __u64 *kern, __u32 nk,
+			       const __u64 *user, __u32 nu)
+{
+	__u32 n = put_context(out, 0, (__u64)PERF_CONTEXT_KERNEL, kern, nk);
+
+	return put_context(out, n, (__u64)PERF_CONTEXT_USER, user, nu);
+}
+
 /* File format: u32 pid, tid; char comm[] (NUL-padded to 8); trailer. */
-int perfdata_encode_comm(struct pbuf *out, __u32 pid, __u32 tid, const char *comm,
-			 bool exec, const struct perfdata_sample_id *sid)
+int perfdata_encode_comm(struct pbuf *out, __u64 id_type, __u32 pid, __u32 tid,
+			 const char *comm, bool exec, const struct perfdata_sample_id *sid)
 {
 	long at = rec_begin(out, PERF_RECORD_COMM, exec ? PERF_RECORD_MISC_COMM_EXEC : 0);
 	char name[16];
@@ -150,7 +231,7 @@ int perfdata_encode_comm(struct pbuf *out, __u32 pid, __u32 tid, const char *com
 	pbuf_put_u32(out, pid);
 	pbuf_put_u32(out, tid);
 	put_padded_str(out, name);
-	put_sample_id(out, sid);
+	put_sample_id(out, id_type, sid);
 	return rec_end(out, at);
 }
 
@@ -160,7 +241,7 @@ int perfdata_encode_comm(struct pbuf *out, __u32 pid, __u32 tid, const char *com
  * {u8 build_id_size, u8, u16, u8 build_id[20]}; u32 prot, flags;
  * char filename[] (NUL-padded to 8); trailer.
  */
-int perfdata_encode_mmap2(struct pbuf *out, const struct perfdata_mmap2 *m,
+int perfdata_encode_mmap2(struct pbuf *out, __u64 id_type, const struct perfdata_mmap2 *m,
 			  const struct perfdata_sample_id *sid)
 {
 	__u16 misc = m->misc;
@@ -194,13 +275,14 @@ int perfdata_encode_mmap2(struct pbuf *out, const struct perfdata_mmap2 *m,
 	pbuf_put_u32(out, m->prot);
 	pbuf_put_u32(out, m->flags);
 	put_padded_str(out, m->filename);
-	put_sample_id(out, sid);
+	put_sample_id(out, id_type, sid);
 	return rec_end(out, at);
 }
 
 /* File format: u32 pid, tid; u64 start, len, pgoff; filename; trailer. */
-int perfdata_encode_kernel_mmap(struct pbuf *out, __u64 start, __u64 len, __u64 pgoff,
-				const char *filename, const struct perfdata_sample_id *sid)
+int perfdata_encode_kernel_mmap(struct pbuf *out, __u64 id_type, __u64 start, __u64 len,
+				__u64 pgoff, const char *filename,
+				const struct perfdata_sample_id *sid)
 {
 	long at = rec_begin(out, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL);
 
@@ -212,12 +294,12 @@ int perfdata_encode_kernel_mmap(struct pbuf *out, __u64 start, __u64 len, __u64 
 	pbuf_put_u64(out, len);
 	pbuf_put_u64(out, pgoff);
 	put_padded_str(out, filename);
-	put_sample_id(out, sid);
+	put_sample_id(out, id_type, sid);
 	return rec_end(out, at);
 }
 
 /* File format: u32 pid, ppid, tid, ptid; u64 time; trailer. */
-int perfdata_encode_task(struct pbuf *out, __u32 type, __u32 pid, __u32 ppid,
+int perfdata_encode_task(struct pbuf *out, __u64 id_type, __u32 type, __u32 pid, __u32 ppid,
 			 __u32 tid, __u32 ptid, __u64 time, __u16 misc,
 			 const struct perfdata_sample_id *sid)
 {
@@ -233,12 +315,12 @@ int perfdata_encode_task(struct pbuf *out, __u32 type, __u32 pid, __u32 ppid,
 	pbuf_put_u32(out, tid);
 	pbuf_put_u32(out, ptid);
 	pbuf_put_u64(out, time);
-	put_sample_id(out, sid);
+	put_sample_id(out, id_type, sid);
 	return rec_end(out, at);
 }
 
 /* File format: u64 lost; trailer (the id says which event lost them). */
-int perfdata_encode_lost_samples(struct pbuf *out, __u64 lost,
+int perfdata_encode_lost_samples(struct pbuf *out, __u64 id_type, __u64 lost,
 				 const struct perfdata_sample_id *sid)
 {
 	long at = rec_begin(out, PERF_RECORD_LOST_SAMPLES, 0);
@@ -246,12 +328,12 @@ int perfdata_encode_lost_samples(struct pbuf *out, __u64 lost,
 	if (at < 0)
 		return (int)at;
 	pbuf_put_u64(out, lost);
-	put_sample_id(out, sid);
+	put_sample_id(out, id_type, sid);
 	return rec_end(out, at);
 }
 
 /* File format: u64 id, lost; trailer. */
-int perfdata_encode_lost(struct pbuf *out, __u64 id, __u64 lost,
+int perfdata_encode_lost(struct pbuf *out, __u64 id_type, __u64 id, __u64 lost,
 			 const struct perfdata_sample_id *sid)
 {
 	long at = rec_begin(out, PERF_RECORD_LOST, 0);
@@ -260,7 +342,7 @@ int perfdata_encode_lost(struct pbuf *out, __u64 id, __u64 lost,
 		return (int)at;
 	pbuf_put_u64(out, id);
 	pbuf_put_u64(out, lost);
-	put_sample_id(out, sid);
+	put_sample_id(out, id_type, sid);
 	return rec_end(out, at);
 }
 

@@ -4,10 +4,11 @@
  * complete record (header, body, sample_id_all trailer, size a multiple of
  * 8) to a pbuf and returns 0 or -errno.
  *
- * Every attr precord writes has sample_id_all=1 and these sample_type bits
- * (perf requires one id layout across attrs): IDENTIFIER|IP|TID|TIME|CPU|
- * PERIOD, plus CALLCHAIN, WEIGHT, ADDR, RAW … as an event needs.  The
- * trailer of non-sample records is therefore {pid,tid}{time}{cpu,res}{id}.
+ * Every attr precord writes has sample_id_all=1, so every non-sample record
+ * ends in a trailer whose fields follow the attrs' sample_type (perf
+ * requires one id layout across attrs).  The encoders and parsers below
+ * take that sample_type as `id_type`; this file is the one place that knows
+ * the trailer's layout.
  */
 #ifndef PRECORD_PERFDATA_RECORD_H
 #define PRECORD_PERFDATA_RECORD_H
@@ -19,18 +20,37 @@
 
 #include "util/buf.h"
 
+/* The id layout of a file with more than one attr (--trace's events): each
+ * record says its event with IDENTIFIER. */
 #define PREC_SAMPLE_ID_BITS \
 	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU)
 #define PREC_SAMPLE_BASE_BITS \
 	(PREC_SAMPLE_ID_BITS | PERF_SAMPLE_IP | PERF_SAMPLE_PERIOD)
-#define PREC_SAMPLE_ID_SIZE	32	/* trailer bytes */
 
+/* The sample_type bits that put a field in the sample_id_all trailer. */
+#define PERFDATA_SAMPLE_ID_ALL_BITS \
+	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | \
+	 PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
+
+/* The trailer's values; which of them are written follows id_type
+ * (ID and IDENTIFIER both take `id`, STREAM_ID is written as 0). */
 struct perfdata_sample_id {
 	__u32 pid, tid;
 	__u64 time;
 	__u32 cpu;
 	__u64 id;			/* 0 = the first evsel */
 };
+
+/* Bytes of the trailer with id_type's fields. */
+size_t perfdata_sample_id_size(__u64 id_type);
+
+/*
+ * Read the trailer at the end of record h (h->size bytes readable).  fixed:
+ * the bytes of the record before its variable part, header included; a
+ * record shorter than fixed + the trailer gives -EINVAL.
+ */
+int perfdata_sample_id_parse(__u64 id_type, const struct perf_event_header *h,
+			     size_t fixed, struct perfdata_sample_id *sid);
 
 struct perfdata_sample {
 	__u16 misc;			/* PERF_RECORD_MISC_USER / _KERNEL */
@@ -56,6 +76,19 @@ struct perfdata_sample {
  * nr_regs must be the number of bits in the attr's sample_regs_user. */
 int perfdata_encode_sample(struct pbuf *out, __u64 sample_type,
 			   const struct perfdata_sample *s);
+
+/*
+ * A sample's PERF_SAMPLE_CALLCHAIN as perf record writes it: one
+ * PERF_CONTEXT_KERNEL and the kernel frames, then one PERF_CONTEXT_USER and
+ * the user frames; a context without frames gets no marker.  kern and user
+ * are stacks as the BPF stack helper gave them: whether they start with a
+ * marker of their own depends on the kernel (6.18 adds one when the event
+ * has PERF_SAMPLE_CALLCHAIN), so every value in the markers' range is
+ * dropped, and then zero addresses at the end of a stack.
+ * out has room for nk + nu + 2 entries; returns the entries written.
+ */
+__u32 perfdata_callchain_build(__u64 *out, const __u64 *kern, __u32 nk,
+			       const __u64 *user, __u32 nu);
 
 /*
  * The hot path's sample: PREC_SAMPLE_BASE_BITS, plus PERF_SAMPLE_WEIGHT
@@ -107,7 +140,8 @@ static inline void perfdata_put_base_sample(void *dst, const struct perfdata_sam
 		r->weight = s->weight;
 }
 
-int perfdata_encode_comm(struct pbuf *out, __u32 pid, __u32 tid,
+/* Records with a trailer: sid NULL writes a trailer of zeros. */
+int perfdata_encode_comm(struct pbuf *out, __u64 id_type, __u32 pid, __u32 tid,
 			 const char *comm, bool exec,
 			 const struct perfdata_sample_id *sid);
 
@@ -122,22 +156,22 @@ struct perfdata_mmap2 {
 	__u8 build_id[20];
 	const char *filename;
 };
-int perfdata_encode_mmap2(struct pbuf *out, const struct perfdata_mmap2 *m,
+int perfdata_encode_mmap2(struct pbuf *out, __u64 id_type, const struct perfdata_mmap2 *m,
 			  const struct perfdata_sample_id *sid);
 
 /* PERF_RECORD_MMAP for the kernel and modules (misc KERNEL, pid -1). */
-int perfdata_encode_kernel_mmap(struct pbuf *out, __u64 start, __u64 len,
+int perfdata_encode_kernel_mmap(struct pbuf *out, __u64 id_type, __u64 start, __u64 len,
 				__u64 pgoff, const char *filename,
 				const struct perfdata_sample_id *sid);
 
 /* FORK and EXIT share a layout. */
-int perfdata_encode_task(struct pbuf *out, __u32 type, __u32 pid, __u32 ppid,
+int perfdata_encode_task(struct pbuf *out, __u64 id_type, __u32 type, __u32 pid, __u32 ppid,
 			 __u32 tid, __u32 ptid, __u64 time, __u16 misc,
 			 const struct perfdata_sample_id *sid);
 
-int perfdata_encode_lost_samples(struct pbuf *out, __u64 lost,
+int perfdata_encode_lost_samples(struct pbuf *out, __u64 id_type, __u64 lost,
 				 const struct perfdata_sample_id *sid);
-int perfdata_encode_lost(struct pbuf *out, __u64 id, __u64 lost,
+int perfdata_encode_lost(struct pbuf *out, __u64 id_type, __u64 id, __u64 lost,
 			 const struct perfdata_sample_id *sid);
 
 /* Records with no trailer. */

@@ -2,7 +2,8 @@
 /*
  * Ring records → perf.data records.  BPF samples become PERF_RECORD_SAMPLE
  * with perf's callchain markers; side-band records of the targets are
- * queued as the kernel wrote them (their trailer already has our layout).
+ * queued as the kernel wrote them (their trailer already has the file's
+ * layout: they come from the event whose attr the file has).
  */
 #include <errno.h>
 #include <string.h>
@@ -16,9 +17,6 @@
 #include "record/dsos.h"
 #include "record/session_int.h"
 #include "util/log.h"
-
-#define CTX_KERNEL	((__u64)-128)
-#define CTX_USER	((__u64)-512)
 
 /* ips: the sample's stacks, as checked by the caller (8-aligned in the ring). */
 static void mark_hits(struct session *s, const struct prec_sample *ps, const __u64 *ips)
@@ -52,18 +50,8 @@ static int convert_sample(struct session *s, const void *data, size_t size)
 	idx = ps.cpu < (__u32)s->cpus.max_cpu ? s->cpu_index[ps.cpu] : -1;
 	if (idx < 0)
 		return -EINVAL;
-	if (s->o->callchain) {
-		if (nk) {
-			s->callchain[n++] = CTX_KERNEL;
-			memcpy(&s->callchain[n], ips, nk * 8);
-			n += nk;
-		}
-		if (nu) {
-			s->callchain[n++] = CTX_USER;
-			memcpy(&s->callchain[n], ips + nk, nu * 8);
-			n += nu;
-		}
-	}
+	if (s->o->callchain)
+		n = perfdata_callchain_build(s->callchain, ips, nk, ips + nk, nu);
 	out.misc = ps.user_mode ? PERF_RECORD_MISC_USER : PERF_RECORD_MISC_KERNEL;
 	out.id = s->se.ids[idx];
 	out.ip = ps.ip;
@@ -109,17 +97,6 @@ int convert_ring_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* Time in the sample_id_all trailer: {pid,tid}{time}{cpu,res}{id} at the end. */
-static __u64 trailer_time(const struct perf_event_header *h)
-{
-	__u64 t;
-
-	if (h->size < sizeof(*h) + PREC_SAMPLE_ID_SIZE)
-		return 0;
-	memcpy(&t, (const __u8 *)h + h->size - PREC_SAMPLE_ID_SIZE + 8, 8);
-	return t;
-}
-
 static bool is_target_pid(struct session *s, __u32 pid)
 {
 	return s->all || tidset_has(&s->targets, pid);
@@ -136,7 +113,7 @@ struct mmap2_body {
 	char filename[];
 };
 
-static int on_mmap2(struct session *s, const struct perf_event_header *h, __u64 time)
+static int on_mmap2(struct session *s, const struct perf_event_header *h)
 {
 	const struct mmap2_body *b = (const void *)(h + 1);
 	size_t fixed = sizeof(*h) + sizeof(*b);
@@ -145,13 +122,15 @@ static int on_mmap2(struct session *s, const struct perf_event_header *h, __u64 
 	enum jit_mmap_action action;
 	const char *name;
 	size_t maxlen;
+	__u64 time;
 
-	if (h->size < fixed + PREC_SAMPLE_ID_SIZE)
+	if (perfdata_sample_id_parse(s->id_type, h, fixed, &sid))
 		return -EINVAL;
+	time = sid.time;
 	if (!is_target_pid(s, b->pid))
 		return 0;
 	name = b->filename;
-	maxlen = h->size - fixed - PREC_SAMPLE_ID_SIZE;
+	maxlen = h->size - fixed - perfdata_sample_id_size(s->id_type);
 	if (!memchr(name, 0, maxlen))
 		return -EINVAL;
 	action = session_jit_mmap(s, b->pid, name, b->prot, b->start, b->len, time);
@@ -182,60 +161,104 @@ static int on_mmap2(struct session *s, const struct perf_event_header *h, __u64 
 				&(struct dso_file_id){ m.maj, m.min, m.ino, m.ino_generation,
 						       m.ino != 0, time },
 				m.build_id, &m.build_id_size);
-	memcpy(&sid, (const __u8 *)h + h->size - PREC_SAMPLE_ID_SIZE, 8);
-	memcpy(&sid.time, (const __u8 *)h + h->size - PREC_SAMPLE_ID_SIZE + 8, 8);
-	memcpy(&sid.cpu, (const __u8 *)h + h->size - PREC_SAMPLE_ID_SIZE + 16, 4);
-	memcpy(&sid.id, (const __u8 *)h + h->size - PREC_SAMPLE_ID_SIZE + 24, 8);
 	pbuf_reset(&s->rec);
-	if (perfdata_encode_mmap2(&s->rec, &m, &sid))
+	if (perfdata_encode_mmap2(&s->rec, s->id_type, &m, &sid))
 		return -ENOMEM;
 	if (action == JIT_MMAP_HOLD)
 		return session_jit_hold(s, b->pid, time, s->rec.data, s->rec.len);
 	return perfdata_writer__queue(s->w, time, s->rec.data, s->rec.len);
 }
 
+/* Bytes of a side-band record of type before its trailer, at least. */
+static size_t sideband_fixed(__u32 type)
+{
+	switch (type) {
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		return sizeof(struct perf_event_header) + 24;	/* pid ppid tid ptid time */
+	case PERF_RECORD_COMM:
+		return sizeof(struct perf_event_header) + 8;	/* pid tid, then comm */
+	case PERF_RECORD_LOST:
+		return sizeof(struct perf_event_header) + 16;	/* id lost */
+	default:
+		return sizeof(struct perf_event_header);
+	}
+}
+
+/* A target's FORK: a new process of a target is a target too. */
+static int on_fork(struct session *s, const struct perf_event_header *h, __u64 time)
+{
+	const __u32 *w = (const __u32 *)(h + 1);	/* pid, ppid, tid, ptid */
+
+	if (!s->all && !s->by_tid && w[0] != w[1] && tidset_has(&s->targets, w[1]) &&
+	    tidset_add(&s->targets, w[0]))
+		return -ENOMEM;
+	if (!is_target_pid(s, w[0]))
+		return 0;
+	if (s->dt && w[0] != w[1])
+		dso_table__fork(s->dt, w[1], w[0]);
+	return perfdata_writer__queue(s->w, time, h, h->size);
+}
+
+/*
+ * A target's EXIT.  A process leaves the targets when its main thread
+ * exits (a thread with -t), as bpf/sample.bpf.c's on_exit takes it out of
+ * the BPF set: a process that later gets the same pid is no target.
+ */
+static int on_exit(struct session *s, const struct perf_event_header *h, __u64 time)
+{
+	const __u32 *w = (const __u32 *)(h + 1);	/* pid, ppid, tid, ptid */
+	int err;
+
+	if (!is_target_pid(s, w[0]))
+		return 0;
+	err = perfdata_writer__queue(s->w, time, h, h->size);
+	if (s->by_tid)
+		tidset_del(&s->targets, w[2]);
+	else if (!s->all && w[0] == w[2])
+		tidset_del(&s->targets, w[0]);
+	return err;
+}
+
 int convert_sideband_record(void *ctx, const struct perf_event_header *h)
 {
 	struct session *s = ctx;
 	const __u32 *w = (const __u32 *)(h + 1);
-	__u64 time = trailer_time(h);
+	struct perfdata_sample_id sid;
 	int err = 0;
 
+	if (perfdata_sample_id_parse(s->id_type, h, sideband_fixed(h->type), &sid)) {
+		s->bad_records++;
+		return 0;
+	}
 	switch (h->type) {
 	case PERF_RECORD_MMAP2:
-		err = on_mmap2(s, h, time);
+		err = on_mmap2(s, h);
 		break;
 	case PERF_RECORD_FORK:
-		if (h->size < sizeof(*h) + 24 + PREC_SAMPLE_ID_SIZE)
-			return 0;
-		/* pid, ppid, tid, ptid */
-		if (!s->all && !s->by_tid && w[0] != w[1] && tidset_has(&s->targets, w[1]))
-			tidset_add(&s->targets, w[0]);
-		if (!is_target_pid(s, w[0]))
-			return 0;
-		if (s->dt && w[0] != w[1])
-			dso_table__fork(s->dt, w[1], w[0]);
-		err = perfdata_writer__queue(s->w, time, h, h->size);
+		err = on_fork(s, h, sid.time);
+		break;
+	case PERF_RECORD_EXIT:
+		err = on_exit(s, h, sid.time);
 		break;
 	case PERF_RECORD_COMM:
-	case PERF_RECORD_EXIT:
-		if (h->size < sizeof(*h) + 8 + PREC_SAMPLE_ID_SIZE)
-			return 0;
-		if (!is_target_pid(s, w[0]))
-			return 0;
-		err = perfdata_writer__queue(s->w, time, h, h->size);
+		if (is_target_pid(s, w[0]))
+			err = perfdata_writer__queue(s->w, sid.time, h, h->size);
 		break;
-	case PERF_RECORD_LOST:
-		if (h->size >= sizeof(*h) + 16) {
-			__u64 lost;
+	case PERF_RECORD_LOST: {
+		__u64 lost;
 
-			memcpy(&lost, (const __u8 *)h + sizeof(*h) + 8, 8);
-			s->sb_lost += lost;
-		}
-		err = perfdata_writer__queue(s->w, time, h, h->size);
+		memcpy(&lost, (const __u8 *)h + sizeof(*h) + 8, 8);
+		s->sb_lost += lost;
+		err = perfdata_writer__queue(s->w, sid.time, h, h->size);
+		break;
+	}
+	case PERF_RECORD_SAMPLE:
+		/* bpf/sample.bpf.c returns 0: the kernel keeps no sample */
+		s->bad_records++;
 		break;
 	default:
-		break;		/* nothing else is asked for */
+		break;		/* nothing else is asked for (THROTTLE, …) */
 	}
 	return err == -ENOMEM ? err : 0;
 }

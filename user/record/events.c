@@ -128,7 +128,16 @@ int sample_events__open(struct sample_events *se, const struct perf_event_attr *
 		return -ENOMEM;
 	for (i = 0; i < cl->nr; i++) {
 		struct perf_event_attr a = *attr;
-		int fd = sys_perf_event_open(&a, -1, cl->cpus[i], -1, PERF_FLAG_FD_CLOEXEC);
+		int fd;
+
+		/*
+		 * The program takes the stacks itself (bpf_get_stack).  With
+		 * CALLCHAIN on the event, the kernel (6.10 on) would unwind
+		 * every overflow before the program runs, samples of tasks
+		 * that are no target included.
+		 */
+		a.sample_type &= ~(__u64)PERF_SAMPLE_CALLCHAIN;
+		fd = sys_perf_event_open(&a, -1, cl->cpus[i], -1, PERF_FLAG_FD_CLOEXEC);
 
 		if (fd < 0) {
 			err = -errno;
@@ -155,8 +164,11 @@ void sample_events__stop(struct sample_events *se)
 	int i;
 
 	for (i = 0; i < se->nr; i++) {
-		bpf_link__destroy(se->links ? se->links[i] : NULL);
-		close(se->fds[i]);
+		/* libbpf's perf link disables the event and closes its fd */
+		if (se->links && se->links[i])
+			bpf_link__destroy(se->links[i]);
+		else
+			close(se->fds[i]);
 	}
 	se->nr = 0;
 }
@@ -170,21 +182,36 @@ void sample_events__close(struct sample_events *se)
 	memset(se, 0, sizeof(*se));
 }
 
+/* Map r->fd's ring: pages of data after the metadata page. */
+static int ring_map(struct sb_ring *r, unsigned int pages)
+{
+	long psz = sysconf(_SC_PAGESIZE);
+	size_t len = (size_t)(pages + 1) * (size_t)psz;
+
+	r->base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+	if (r->base == MAP_FAILED) {
+		r->base = NULL;
+		return -errno;
+	}
+	r->data_size = (size_t)pages * (size_t)psz;
+	r->tmp = malloc(65536);
+	return r->tmp ? 0 : -ENOMEM;
+}
+
 int sideband__open(struct sideband *sb, const struct perf_event_attr *attr,
 		   const struct cpu_set_list *cl, unsigned int pages)
 {
-	long psz = sysconf(_SC_PAGESIZE);
-	int i;
+	int i, err;
 
 	memset(sb, 0, sizeof(*sb));
 	sb->attr = *attr;
+	sb->own_fds = true;
 	sb->rings = calloc((size_t)cl->nr, sizeof(*sb->rings));
 	if (!sb->rings)
 		return -ENOMEM;
 	for (i = 0; i < cl->nr; i++) {
 		struct perf_event_attr a = *attr;
 		struct sb_ring *r = &sb->rings[i];
-		size_t len = (size_t)(pages + 1) * (size_t)psz;
 
 		r->fd = sys_perf_event_open(&a, -1, cl->cpus[i], -1, PERF_FLAG_FD_CLOEXEC);
 		if (r->fd < 0)
@@ -192,15 +219,31 @@ int sideband__open(struct sideband *sb, const struct perf_event_attr *attr,
 		sb->nr++;
 		if (ioctl(r->fd, PERF_EVENT_IOC_ID, &r->id))
 			return -errno;
-		r->base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
-		if (r->base == MAP_FAILED) {
-			r->base = NULL;
-			return -errno;
-		}
-		r->data_size = (size_t)pages * (size_t)psz;
-		r->tmp = malloc(65536);
-		if (!r->tmp)
-			return -ENOMEM;
+		err = ring_map(r, pages);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int sideband__map(struct sideband *sb, const struct sample_events *se, unsigned int pages)
+{
+	int i, err;
+
+	memset(sb, 0, sizeof(*sb));
+	sb->attr = se->attr;
+	sb->rings = calloc((size_t)se->nr, sizeof(*sb->rings));
+	if (!sb->rings)
+		return -ENOMEM;
+	for (i = 0; i < se->nr; i++) {
+		struct sb_ring *r = &sb->rings[i];
+
+		r->fd = se->fds[i];
+		r->id = se->ids[i];
+		sb->nr++;
+		err = ring_map(r, pages);
+		if (err)
+			return err;
 	}
 	return 0;
 }
@@ -283,7 +326,7 @@ void sideband__close(struct sideband *sb)
 		if (r->base)
 			munmap(r->base, r->data_size + (size_t)psz);
 		free(r->tmp);
-		if (r->fd >= 0)
+		if (sb->own_fds && r->fd >= 0)
 			close(r->fd);
 	}
 	free(sb->rings);

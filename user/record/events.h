@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The kernel perf events precord opens: per-CPU sampling events (whose
- * overflow runs bpf/sample.bpf.c) and per-CPU side-band "dummy" events
- * whose ring buffers carry MMAP2 / COMM / FORK / EXIT records.
+ * overflow runs bpf/sample.bpf.c, which drops every sample from the
+ * kernel's ring) and the side-band reader of the rings that carry MMAP2 /
+ * COMM / FORK / EXIT records: the sampling events' own rings, as perf
+ * record has them, or per-CPU "dummy" events' when nothing samples.
  */
 #ifndef PRECORD_RECORD_EVENTS_H
 #define PRECORD_RECORD_EVENTS_H
@@ -52,12 +54,18 @@ struct sideband {
 	struct perf_event_attr attr;
 	struct sb_ring *rings;
 	int nr;
+	bool own_fds;			/* sideband__open's: closed with the rings */
 };
 
 typedef int (*sb_record_fn)(void *ctx, const struct perf_event_header *h);
 
+/* One dummy event per CPU with attr, and its ring of pages pages. */
 int sideband__open(struct sideband *sb, const struct perf_event_attr *attr,
 		   const struct cpu_set_list *cl, unsigned int pages);
+/* The rings of the sampling events (attr mmap/comm/task set); se keeps
+ * its fds.  sample_events__stop() disables the events, which ends their
+ * side-band; what is in the rings stays readable until sideband__close(). */
+int sideband__map(struct sideband *sb, const struct sample_events *se, unsigned int pages);
 int sideband__enable(struct sideband *sb);
 /* Calls fn for every record available; returns records read or -errno. */
 int sideband__drain(struct sideband *sb, sb_record_fn fn, void *ctx);

@@ -375,7 +375,7 @@ static int write_mappings(struct session *s)
 
 		memcpy(m.build_id, jm->build_id, sizeof(m.build_id));
 		pbuf_reset(&s->rec);
-		err = perfdata_encode_mmap2(&s->rec, &m, &sid);
+		err = perfdata_encode_mmap2(&s->rec, s->id_type, &m, &sid);
 		if (!err)
 			err = perfdata_writer__queue(s->w, jm->time, s->rec.data, s->rec.len);
 		if (err)

@@ -158,35 +158,33 @@ static const struct event_name *find_event(const char *name)
 	return NULL;
 }
 
-static void sample_attr(const struct prec_opts *o, const struct event_name *ev,
-			struct perf_event_attr *a)
+/*
+ * The fields of every sample, as perf record 6.1 chooses them
+ * (evsel__config, evlist__config): IP|TID|TIME, PERIOD when the rate is a
+ * frequency, CPU with -a or -C, CALLCHAIN with -g.  The side-band rides
+ * on the sampling event as perf's does, so with that one attr in the file
+ * no record needs an id.  --trace adds attrs: then every record says its
+ * event with IDENTIFIER, in the layout of the trace samples
+ * (PREC_SAMPLE_BASE_BITS).
+ */
+static __u64 sample_type(const struct prec_opts *o)
 {
-	memset(a, 0, sizeof(*a));
-	a->size = sizeof(*a);
-	a->type = ev->type;
-	a->config = ev->config;
-	if (o->period) {
-		a->sample_period = o->period;
-	} else {
-		a->freq = 1;
-		a->sample_freq = o->freq;
-	}
-	a->sample_type = PREC_SAMPLE_BASE_BITS | (o->callchain ? PERF_SAMPLE_CALLCHAIN : 0);
-	a->sample_id_all = 1;
-	a->use_clockid = 1;
-	a->clockid = o->clockid;
-	a->exclude_idle = 0;
+	__u64 t = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+
+	if (o->nr_trace_specs)
+		t |= PREC_SAMPLE_BASE_BITS;
+	if (!o->period)
+		t |= PERF_SAMPLE_PERIOD;
+	if (o->all_cpus || o->cpu_list)
+		t |= PERF_SAMPLE_CPU;
+	if (o->callchain)
+		t |= PERF_SAMPLE_CALLCHAIN;
+	return t;
 }
 
-static void sideband_attr(struct perf_event_attr *a, int clockid)
+/* MMAP2 / COMM / FORK / EXIT records of every task on the event's CPU. */
+static void want_sideband(struct perf_event_attr *a)
 {
-	memset(a, 0, sizeof(*a));
-	a->size = sizeof(*a);
-	a->type = PERF_TYPE_SOFTWARE;
-	a->config = PERF_COUNT_SW_DUMMY;
-	a->sample_period = 1;
-	a->sample_type = PREC_SAMPLE_BASE_BITS;
-	a->sample_id_all = 1;
 	a->mmap = 1;
 	a->mmap2 = 1;
 	a->comm = 1;
@@ -200,6 +198,40 @@ static void sideband_attr(struct perf_event_attr *a, int clockid)
 	 * size and aborts (util/build-id.c assertion, stack smashing).
 	 * Build-ids are read from the mapped files instead (record/dsos.c).
 	 */
+}
+
+static void sample_attr(const struct prec_opts *o, const struct event_name *ev,
+			struct perf_event_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = ev->type;
+	a->config = ev->config;
+	if (o->period) {
+		a->sample_period = o->period;
+	} else {
+		a->freq = 1;
+		a->sample_freq = o->freq;
+	}
+	a->sample_type = sample_type(o);
+	a->sample_id_all = 1;
+	a->use_clockid = 1;
+	a->clockid = o->clockid;
+	a->exclude_idle = 0;
+	want_sideband(a);
+}
+
+/* The side-band source when nothing samples (--trace alone). */
+static void sideband_attr(struct perf_event_attr *a, int clockid)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_DUMMY;
+	a->sample_period = 1;
+	a->sample_type = PREC_SAMPLE_BASE_BITS;
+	a->sample_id_all = 1;
+	want_sideband(a);
 	a->use_clockid = 1;
 	a->clockid = clockid;
 	a->watermark = 1;
@@ -228,10 +260,28 @@ static int open_sampling(struct session *s, const struct event_name *ev)
 
 /* ---- BPF -------------------------------------------------------------- */
 
+/* PRECORD_MAX_TARGETS: room for that many live target processes in the
+ * BPF set instead of 8192 (0: not set). */
+static __u32 max_targets(void)
+{
+	const char *e = getenv("PRECORD_MAX_TARGETS");
+	unsigned long v;
+	char *end;
+
+	if (!e || !*e)
+		return 0;
+	v = strtoul(e, &end, 10);
+	if (*end || !v || v > 1UL << 22) {
+		pr_warn("PRECORD_MAX_TARGETS=%s is not a number from 1 to 4194304; ignored", e);
+		return 0;
+	}
+	return (__u32)v;
+}
+
 static int load_bpf(struct session *s)
 {
 	const struct prec_opts *o = s->o;
-	__u32 ring = 8u << 20;
+	__u32 ring = 8u << 20, nr_targets = max_targets();
 	int err;
 
 	s->skel = sample_bpf__open();
@@ -247,6 +297,8 @@ static int load_bpf(struct session *s)
 	if (o->mmap_pages)
 		ring = o->mmap_pages * 4096u;
 	bpf_map__set_max_entries(s->skel->maps.events, ring);
+	if (nr_targets)
+		bpf_map__set_max_entries(s->skel->maps.targets, nr_targets);
 	s->skel->rodata->wakeup_bytes = ring / 4;
 	err = sample_bpf__load(s->skel);
 	if (err) {
@@ -258,6 +310,14 @@ static int load_bpf(struct session *s)
 		if (!s->skel->links.on_fork) {
 			err = -errno;
 			pr_err("cannot attach to sched_process_fork: %s", strerror(-err));
+			return err;
+		}
+	}
+	if (!s->all) {
+		s->skel->links.on_exit = bpf_program__attach(s->skel->progs.on_exit);
+		if (!s->skel->links.on_exit) {
+			err = -errno;
+			pr_err("cannot attach to sched_process_exit: %s", strerror(-err));
 			return err;
 		}
 	}
@@ -276,6 +336,16 @@ static int load_bpf(struct session *s)
 		return err;
 	}
 	return 0;
+}
+
+/* Say how many new processes of the targets the full BPF set left out. */
+static void report_targets_full(struct session *s)
+{
+	__u64 n = s->skel ? __atomic_load_n(&s->skel->bss->targets_full, __ATOMIC_RELAXED) : 0;
+
+	if (n)
+		pr_warn("%llu new processes of the targets were not recorded: more than %u targets were alive at once",
+			(unsigned long long)n, bpf_map__max_entries(s->skel->maps.targets));
 }
 
 static int add_target(struct session *s, __u32 id)
@@ -366,6 +436,7 @@ static int add_evsels(struct session *s, const struct event_name *ev)
 	struct perf_event_attr a;
 
 	if (s->sampling) {
+		/* the side-band comes with the samples: no dummy event */
 		snprintf(name, sizeof(name), "%s", ev->name);
 		a = s->se.attr;
 		a.sample_type |= regs;
@@ -373,8 +444,7 @@ static int add_evsels(struct session *s, const struct event_name *ev)
 		err = perfdata_writer__add_evsel(s->w, &a, name, s->se.ids, (__u32)s->se.nr);
 		if (err < 0)
 			return err;
-	}
-	{
+	} else {
 		__u64 *ids = calloc((size_t)s->sb.nr, sizeof(__u64));
 
 		if (!ids)
@@ -397,10 +467,10 @@ static int add_evsels(struct session *s, const struct event_name *ev)
 static int synthesize(struct session *s)
 {
 	struct pbuf b = { 0 };
-	int err = synth_kernel(&b);
+	int err = synth_kernel(&b, s->id_type);
 
 	if (!err && s->all) {
-		err = synth_all(&b, s->dt);
+		err = synth_all(&b, s->id_type, s->dt);
 	} else if (!err) {
 		for (size_t i = 0; !err && i < s->targets.cap; i++) {
 			__u32 id = s->targets.keys[i];
@@ -410,7 +480,7 @@ static int synthesize(struct session *s)
 				continue;	/* the command: still precord until it execs */
 			tgid = s->by_tid ? proc_tgid(id) : (int)id;
 			if (tgid > 0)
-				err = synth_process(&b, s->dt, (__u32)tgid, false);
+				err = synth_process(&b, s->id_type, s->dt, (__u32)tgid, false);
 		}
 	}
 	if (!err)
@@ -505,7 +575,7 @@ static int report_drops(struct session *s, __u64 time)
 	if (s->sampling)
 		sid.id = s->se.ids[0];
 	pbuf_reset(&s->rec);
-	if (perfdata_encode_lost_samples(&s->rec, lost, &sid))
+	if (perfdata_encode_lost_samples(&s->rec, s->id_type, lost, &sid))
 		return -ENOMEM;
 	return perfdata_writer__queue(s->w, time, s->rec.data, s->rec.len);
 }
@@ -524,13 +594,14 @@ struct sb_entry {
 static int gather_sideband(void *ctx, const struct perf_event_header *h)
 {
 	struct session *s = ctx;
-	__u64 time = 0;
+	struct perfdata_sample_id sid;
 
-	if (h->size >= sizeof(*h) + PREC_SAMPLE_ID_SIZE)
-		memcpy(&time, (const __u8 *)h + h->size - PREC_SAMPLE_ID_SIZE + 8, 8);
+	/* a record too short for a trailer sorts first (time 0); convert
+	 * drops it */
+	perfdata_sample_id_parse(s->id_type, h, sizeof(*h), &sid);
 	if (ARRAY_GROW(s->sbq, s->sbq_cap, s->sbq_n + 1))
 		return -ENOMEM;
-	s->sbq[s->sbq_n++] = (struct sb_entry){ time, s->sbbuf.len };
+	s->sbq[s->sbq_n++] = (struct sb_entry){ sid.time, s->sbbuf.len };
 	return pbuf_put(&s->sbbuf, h, h->size);
 }
 
@@ -733,6 +804,7 @@ static void print_summary(struct session *s)
 	fprintf(stderr, "[ precord: Captured and wrote %.3f MB %s (%llu samples%s, %llu lost) ]\n",
 		(double)perfdata_writer__file_size(s->w) / (1024.0 * 1024.0), s->o->output,
 		(unsigned long long)s->samples, extra, (unsigned long long)lost);
+	report_targets_full(s);
 	if (s->bad_records)
 		pr_warn("%llu malformed records from the kernel were skipped",
 			(unsigned long long)s->bad_records);
@@ -842,18 +914,21 @@ int record_session__run(const struct prec_opts *o)
 	if (err)
 		goto out;
 
-	sideband_attr(&sba, o->clockid);
-	err = sideband__open(&s.sb, &sba, &s.cpus, 128);
-	if (err) {
-		pr_err("cannot open side-band events: %s", strerror(-err));
-		goto out;
-	}
 	if (s.sampling) {
 		err = open_sampling(&s, ev);
 		if (err)
 			goto out;
 		s.sample_type = s.se.attr.sample_type;
+		err = sideband__map(&s.sb, &s.se, 128);
+	} else {
+		sideband_attr(&sba, o->clockid);
+		err = sideband__open(&s.sb, &sba, &s.cpus, 128);
 	}
+	if (err) {
+		pr_err("cannot open side-band events: %s", strerror(-err));
+		goto out;
+	}
+	s.id_type = s.sb.attr.sample_type;
 	err = open_output(&s);
 	if (err)
 		goto out;

@@ -43,6 +43,7 @@ struct session {
 	bool all;			/* -a */
 	bool by_tid;			/* -t */
 	__u64 sample_type;
+	__u64 id_type;			/* sample_type giving every record's trailer */
 	__u64 *callchain;		/* scratch: 2 markers + 2 stacks */
 
 	pid_t child;			/* -- command */

@@ -122,7 +122,7 @@ static void kallsyms_range(struct ksym_range *r)
 	close(fd);
 }
 
-int synth_kernel(struct pbuf *out)
+int synth_kernel(struct pbuf *out, __u64 id_type)
 {
 	struct ksym_range r;
 	FILE *f;
@@ -135,8 +135,9 @@ int synth_kernel(struct pbuf *out)
 		pr_warn("cannot read kernel symbol addresses from /proc/kallsyms (kptr_restrict?); kernel frames will not resolve");
 		return 0;
 	}
-	err = perfdata_encode_kernel_mmap(out, r.text, r.etext > r.text ? r.etext - r.text :
-					  ~0ULL - r.text, r.text, "[kernel.kallsyms]_text", NULL);
+	err = perfdata_encode_kernel_mmap(out, id_type, r.text,
+					  r.etext > r.text ? r.etext - r.text : ~0ULL - r.text,
+					  r.text, "[kernel.kallsyms]_text", NULL);
 	if (err)
 		return err;
 	f = fopen("/proc/modules", "r");
@@ -149,7 +150,7 @@ int synth_kernel(struct pbuf *out)
 		if (sscanf(line, "%127s %llu %*s %*s %*s %llx", name, &size, &addr) != 3 || !addr)
 			continue;
 		snprintf(mod, sizeof(mod), "[%s]", name);
-		err = perfdata_encode_kernel_mmap(out, addr, size, 0, mod, NULL);
+		err = perfdata_encode_kernel_mmap(out, id_type, addr, size, 0, mod, NULL);
 		if (err)
 			break;
 	}
@@ -229,7 +230,7 @@ static int parse_maps_line(char *line, struct perfdata_mmap2 *m, char **path)
 	return perms[2] == 'x' ? 0 : -ENOENT;
 }
 
-static int synth_maps(struct pbuf *out, struct dso_table *dt, __u32 pid)
+static int synth_maps(struct pbuf *out, __u64 id_type, struct dso_table *dt, __u32 pid)
 {
 	char path[64], line[4608];
 	FILE *f;
@@ -255,13 +256,14 @@ static int synth_maps(struct pbuf *out, struct dso_table *dt, __u32 pid)
 			dso_table__mmap(dt, pid, m.start, m.len, name,
 					&(struct dso_file_id){ .maj = m.maj, .min = m.min, .ino = m.ino },
 					m.build_id, &m.build_id_size);
-		err = perfdata_encode_mmap2(out, &m, NULL);
+		err = perfdata_encode_mmap2(out, id_type, &m, NULL);
 	}
 	fclose(f);
 	return err;
 }
 
-int synth_process(struct pbuf *out, struct dso_table *dt, __u32 pid, bool fork)
+int synth_process(struct pbuf *out, __u64 id_type, struct dso_table *dt, __u32 pid,
+		  bool fork)
 {
 	char path[64], status[4096], comm[32];
 	struct dirent *de;
@@ -286,20 +288,21 @@ int synth_process(struct pbuf *out, struct dso_table *dt, __u32 pid, bool fork)
 		if (fork) {
 			__u32 p = tid == pid ? (__u32)(ppid < 0 ? 0 : ppid) : pid;
 
-			err = perfdata_encode_task(out, PERF_RECORD_FORK, pid, p, (__u32)tid,
-						   tid == pid ? p : pid, 0, 0, NULL);
+			err = perfdata_encode_task(out, id_type, PERF_RECORD_FORK, pid, p,
+						   (__u32)tid, tid == pid ? p : pid, 0, 0, NULL);
 		}
 		thread_comm(pid, (__u32)tid, comm, sizeof(comm));
 		if (!err)
-			err = perfdata_encode_comm(out, pid, (__u32)tid, comm, false, NULL);
+			err = perfdata_encode_comm(out, id_type, pid, (__u32)tid, comm, false,
+						   NULL);
 	}
 	closedir(d);
 	if (!err)
-		err = synth_maps(out, dt, pid);
+		err = synth_maps(out, id_type, dt, pid);
 	return err == -ESRCH ? 0 : err;
 }
 
-int synth_all(struct pbuf *out, struct dso_table *dt)
+int synth_all(struct pbuf *out, __u64 id_type, struct dso_table *dt)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *de;
@@ -313,7 +316,7 @@ int synth_all(struct pbuf *out, struct dso_table *dt)
 
 		if (*end || !pid)
 			continue;
-		err = synth_process(out, dt, (__u32)pid, true);
+		err = synth_process(out, id_type, dt, (__u32)pid, true);
 		if (err == -ESRCH)	/* gone since readdir: nothing to say */
 			err = 0;
 	}

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* Records synthesized at the start for what already exists: the kernel
- * map, modules, and processes that run before the recording starts. */
+ * map, modules, and processes that run before the recording starts.
+ * id_type: the file's sample_type, which says the records' trailer
+ * (perfdata/record.h); the trailers are zeros. */
 #ifndef PRECORD_RECORD_SYNTH_H
 #define PRECORD_RECORD_SYNTH_H
 
@@ -12,15 +14,16 @@
 struct dso_table;
 
 /* PERF_RECORD_MMAP for [kernel.kallsyms]_text and each module. */
-int synth_kernel(struct pbuf *out);
+int synth_kernel(struct pbuf *out, __u64 id_type);
 
 /* COMM for every thread of pid (and FORK with `fork`), MMAP2 for its
  * executable mappings (build-ids read from the mapped files, entered in
  * dt).  Returns -ESRCH when the process does not exist. */
-int synth_process(struct pbuf *out, struct dso_table *dt, __u32 pid, bool fork);
+int synth_process(struct pbuf *out, __u64 id_type, struct dso_table *dt, __u32 pid,
+		  bool fork);
 
 /* synth_process(…, fork) for every process in /proc (-a). */
-int synth_all(struct pbuf *out, struct dso_table *dt);
+int synth_all(struct pbuf *out, __u64 id_type, struct dso_table *dt);
 
 /* Thread group id of a thread, or -errno. */
 int proc_tgid(__u32 tid);

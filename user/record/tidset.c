@@ -4,9 +4,14 @@
 #include <errno.h>
 #include <stdlib.h>
 
+static size_t home(const struct tidset *s, __u32 id)
+{
+	return (id * 2654435761u) & (s->cap - 1);
+}
+
 static size_t slot(const struct tidset *s, __u32 id)
 {
-	size_t i = (id * 2654435761u) & (s->cap - 1);
+	size_t i = home(s, id);
 
 	while (s->keys[i] && s->keys[i] != id)
 		i = (i + 1) & (s->cap - 1);
@@ -37,6 +42,32 @@ int tidset_add(struct tidset *s, __u32 id)
 		s->nr++;
 	}
 	return 0;
+}
+
+/*
+ * Linear probing without tombstones: after emptying a slot, the keys of
+ * the run that follows move back into it when their home slot is not
+ * between the hole and where they sit.
+ */
+void tidset_del(struct tidset *s, __u32 id)
+{
+	size_t mask = s->cap - 1, hole, i;
+
+	if (!tidset_has(s, id))
+		return;
+	hole = slot(s, id);
+	s->keys[hole] = 0;
+	s->nr--;
+	for (i = (hole + 1) & mask; s->keys[i]; i = (i + 1) & mask) {
+		size_t h = home(s, s->keys[i]);
+
+		/* the key at i may fill the hole unless its home is in (hole, i] */
+		if (((i - h) & mask) >= ((i - hole) & mask)) {
+			s->keys[hole] = s->keys[i];
+			s->keys[i] = 0;
+			hole = i;
+		}
+	}
 }
 
 bool tidset_has(const struct tidset *s, __u32 id)

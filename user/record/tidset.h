@@ -13,6 +13,7 @@ struct tidset {
 };
 
 int tidset_add(struct tidset *s, __u32 id);
+void tidset_del(struct tidset *s, __u32 id);
 bool tidset_has(const struct tidset *s, __u32 id);
 void tidset_free(struct tidset *s);
 
