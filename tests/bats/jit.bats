@@ -77,7 +77,7 @@ jsshare() {
 }
 
 @test "--no-jit leaves JIT frames to perf's report-time lookup" {
-	run "$PRECORD" --no-jit -g -o x.data -- node --perf-basic-prof "$JS" 0.2
+	run "$PRECORD" --no-jit -g -o x.data -- node --perf-basic-prof "$JS" 0.6
 	[ "$status" -eq 0 ]
 	[ ! -e x.data.jit ]
 	lint x.data
@@ -100,7 +100,7 @@ check_cs_shares() {
 
 @test "mono --jitmap: C# methods named with the right shares" {
 	cs_setup
-	run "$PRECORD" -g -o x.data -- mono --jitmap Hot.exe 10
+	run "$PRECORD" -g -o x.data -- mono --jitmap Hot.exe 1
 	[ "$status" -eq 0 ]
 	check_cs_shares x.data
 	lint x.data
@@ -108,10 +108,10 @@ check_cs_shares() {
 
 @test "mono log profiler: --mlpd names C# methods, plain and gzip" {
 	cs_setup
-	"$PRECORD" -q -g -o x.data --mlpd F.mlpd -- mono --profile=log:nodefaults,jit,output=F.mlpd Hot.exe 10
+	"$PRECORD" -q -g -o x.data --mlpd F.mlpd -- mono --profile=log:nodefaults,jit,output=F.mlpd Hot.exe 1
 	check_cs_shares x.data
 	lint x.data
-	"$PRECORD" -q -g -o z.data --mlpd F.mlpd.gz -- mono --profile=log:nodefaults,jit,zip,output=F.mlpd.gz Hot.exe 10
+	"$PRECORD" -q -g -o z.data --mlpd F.mlpd.gz -- mono --profile=log:nodefaults,jit,zip,output=F.mlpd.gz Hot.exe 1
 	file F.mlpd.gz | grep -q gzip
 	check_cs_shares z.data
 	lint z.data

@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 //
 // Mono workload for precord's .mlpd tests: three hot methods whose CPU time
-// is in the ratio 1 : 2 : 3 (Hot:Alpha : Hot:Beta : Hot:Gamma).  Every loop
-// count is fixed, so two runs do the same work.  All three run the same
-// arithmetic; only the iteration count differs.
+// is in the ratio 1 : 2 : 3 (Hot:Alpha : Hot:Beta : Hot:Gamma).  All three
+// run the same arithmetic; only the iteration count differs.  Rounds of the
+// three run until the process has used SECONDS of CPU time, so a test gets
+// about as many samples on a faster or slower machine.
 //
 //   mcs -optimize+ -out:Hot.exe Hot.cs
-//   mono Hot.exe [ROUNDS]      (default 30 rounds, about 3 s on one core)
+//   mono Hot.exe [SECONDS]     (default 3; one round is about 0.1 s)
 //
 // Each method is NoInlining so the JIT emits it as its own code region and
 // the .mlpd records it as "Hot:Alpha (int)" etc.
 using System;
+using System.Diagnostics;
+using System.Globalization;
 using System.Runtime.CompilerServices;
 
 public static class Hot
@@ -48,13 +51,18 @@ public static class Hot
 
 	public static int Main(string[] args)
 	{
-		int rounds = args.Length > 0 ? int.Parse(args[0]) : 30;
+		double seconds = args.Length > 0 ?
+			double.Parse(args[0], CultureInfo.InvariantCulture) : 3;
+		Process self = Process.GetCurrentProcess();
+		int rounds = 0;
 
-		for (int r = 0; r < rounds; r++) {
+		do {
 			sink += Alpha(1);
 			sink += Beta(1);
 			sink += Gamma(1);
-		}
+			rounds++;
+			self.Refresh();
+		} while (self.TotalProcessorTime.TotalSeconds < seconds);
 		Console.WriteLine("hot: rounds={0} sink={1:x}", rounds, sink);
 		return 0;
 	}

@@ -21,7 +21,7 @@ export MLPD_COMPARE_RUNNING=1	# test_mlpd never runs this script again
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 dumper=${1:-$here/../../../build/tests/test_mlpd}
-rounds=${HOT_ROUNDS:-1}
+rounds=${HOT_SECONDS:-0.2}	# CPU seconds of Hot.exe
 
 for tool in mono mcs mprof-report; do
 	command -v "$tool" >/dev/null || { echo "compare-mprof: $tool not installed" >&2; exit 2; }

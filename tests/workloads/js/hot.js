@@ -2,19 +2,20 @@
 //
 // JIT workload for precord's JIT merging: three named hot functions that
 // run the same loop body for 5:3:2 of the iterations, so they take about
-// 50%, 30% and 20% of the CPU time.  Deterministic: fixed iteration counts,
-// prints one checksum.  About 3 s on the reference VM.
+// 50%, 30% and 20% of the CPU time.  It runs rounds of the three until the
+// process has used SECONDS of CPU time (default 3), so a test gets about
+// as many samples on a faster or slower machine; prints one checksum.
 //
-//   node --perf-prof --interpreted-frames-native-stack hot.js [scale]
+//   node --perf-prof --interpreted-frames-native-stack hot.js [SECONDS]
 //        (writes jit-<pid>.dump in the current directory)
-//   node --perf-basic-prof hot.js [scale]
+//   node --perf-basic-prof hot.js [SECONDS]
 //        (writes /tmp/perf-<pid>.map)
-//
-// scale (default 1) multiplies the iteration counts.
 'use strict';
 
-const ROUNDS = 20;
-const UNIT = Math.round(5e6 * (Number(process.argv[2]) || 1));
+const SECONDS = Number(process.argv[2]) || 3;
+// One round is 10 * UNIT iterations, about 25 ms on the reference VM: long
+// enough that each call is optimized in place, short enough to stop on time.
+const UNIT = 1e6;
 
 // Each function is long-running on its own (its loop gets optimized in
 // place), and the caller runs only ROUNDS times, so V8 never inlines them.
@@ -48,8 +49,13 @@ for (let w = 0; w < 2000; w++) {
 	hotTwenty(1000, w);
 }
 
+function cpuSeconds() {
+	const u = process.cpuUsage();
+	return (u.user + u.system) / 1e6;
+}
+
 let sum = 0;
-for (let r = 0; r < ROUNDS; r++) {
+for (let r = 0; cpuSeconds() < SECONDS; r++) {
 	sum = (sum + hotFifty(5 * UNIT, r)) | 0;
 	sum = (sum + hotThirty(3 * UNIT, r)) | 0;
 	sum = (sum + hotTwenty(2 * UNIT, r)) | 0;
