@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "elf/headers.h"
+#include "util/io.h"
 #include "util/log.h"
 
 #define NT_GNU_BUILD_ID_TYPE	3
@@ -258,16 +259,12 @@ int kernel_build_id(__u8 id[BUILD_ID_SIZE])
 		return -errno;
 	buf = malloc(cap);
 	while (buf) {
-		ssize_t n = read(fd, buf + len, cap - len);
+		ssize_t n = read_full(fd, buf + len, cap - len);
 
-		if (n < 0 && errno == EINTR)
-			continue;
 		if (n <= 0)
 			break;
 		len += (size_t)n;
-		if (len < cap)
-			continue;
-		if (cap >= KERNEL_NOTES_MAX)
+		if (len < cap || cap >= KERNEL_NOTES_MAX)
 			break;
 		nbuf = realloc(buf, cap * 2);
 		if (!nbuf) {

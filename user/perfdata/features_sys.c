@@ -24,6 +24,7 @@
 #include <cpuid.h>
 #endif
 
+#include "util/io.h"
 #include "util/log.h"
 
 #define MAX_LIST_IDS	(1 << 16)
@@ -46,12 +47,10 @@ int perfdata_sys_read(char *buf, size_t size, const char *fmt, ...)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	do
-		n = read(fd, buf, size - 1);
-	while (n < 0 && errno == EINTR);
+	n = read_full(fd, buf, size - 1);
 	close(fd);
 	if (n < 0)
-		return -errno;
+		return (int)n;
 	buf[n] = '\0';
 	return (int)n;
 }

@@ -31,6 +31,7 @@
 #include "precord/perf_file.h"
 #include "perfdata/queue.h"
 #include "perfdata/record.h"
+#include "util/io.h"
 #include "util/log.h"
 
 struct perfdata_writer {
@@ -124,27 +125,6 @@ const struct perfdata_evsel *perfdata_writer__evsels(const struct perfdata_write
 {
 	*nr = w->nr_evsels;
 	return w->evsels;
-}
-
-static int pwrite_full(int fd, const void *p, size_t n, __u64 off)
-{
-	const char *c = p;
-
-	while (n) {
-		ssize_t r = pwrite(fd, c, n, (off_t)off);
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (r == 0)
-			return -EIO;
-		c += r;
-		n -= (size_t)r;
-		off += (__u64)r;
-	}
-	return 0;
 }
 
 static int write_header(struct perfdata_writer *w)
@@ -266,7 +246,7 @@ static int write_data(struct perfdata_writer *w, const void *p, size_t n, __u64 
 	if (!err)
 		err = make_room(w, n);
 	if (!err)
-		err = pwrite_full(w->fd, p, n, w->data_offset + w->data_size);
+		err = pwrite_full(w->fd, p, n, (off_t)(w->data_offset + w->data_size));
 	if (err) {
 		w->error = err;
 		return err;
@@ -459,9 +439,9 @@ static int write_features(struct perfdata_writer *w, const struct perfdata_env *
 
 	for (size_t i = 0; i < nsec; i++)
 		secs[i].offset += off;
-	err = pwrite_full(w->fd, secs, nsec * sizeof(secs[0]), base);
+	err = pwrite_full(w->fd, secs, nsec * sizeof(secs[0]), (off_t)base);
 	if (!err)
-		err = pwrite_full(w->fd, payload->data, payload->len, off);
+		err = pwrite_full(w->fd, payload->data, payload->len, (off_t)off);
 	w->file_size = err ? base : off + payload->len;
 	return err;
 }
