@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* util/: whole reads and writes. */
+/* util/: whole reads and writes, little-endian loads, LEB128. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -8,6 +8,8 @@
 
 #include "harness.h"
 #include "util/io.h"
+#include "util/le.h"
+#include "util/leb128.h"
 
 static char dir[] = "/tmp/precord-test-util.XXXXXX";
 
@@ -102,6 +104,199 @@ TEST(io_write_full_reports_a_closed_pipe)
 	close(p[1]);
 }
 
+TEST(le_loads_unaligned)
+{
+	const uint8_t b[11] = { 0xff, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a };
+
+	CHECK_EQ(le16_load(b + 1), 0x0201);
+	CHECK_EQ(le32_load(b + 1), 0x04030201);
+	CHECK(le64_load(b + 1) == 0x0807060504030201ULL);
+	CHECK(le64_load(b + 3) == 0x0a09080706050403ULL);
+	CHECK_EQ(le16_load(b), 0x01ff);
+}
+
+static const uint64_t u_vals[] = {
+	0, 1, 0x7f, 0x80, 0xff, 0x3fff, 0x4000, 624485, 0xffffffffULL,
+	1ULL << 35, (1ULL << 56) - 1, 1ULL << 56, (1ULL << 63) - 1, 1ULL << 63, UINT64_MAX,
+};
+static const int64_t s_vals[] = {
+	0, 1, -1, 63, 64, -64, -65, 0x7f, -0x80, -123456, 8191, -8192,
+	INT32_MAX, INT32_MIN, (1LL << 55) - 1, -(1LL << 55), INT64_MAX, INT64_MIN,
+};
+
+/* The number of bytes of the shortest encoding of v (signed or not). */
+static size_t leb_len_u(uint64_t v)
+{
+	size_t n = 1;
+
+	while (v >>= 7)
+		n++;
+	return n;
+}
+
+static size_t leb_len_s(int64_t v)
+{
+	size_t n = 1;
+
+	while (v >= 64 || v < -64) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+TEST(leb128_round_trips)
+{
+	struct pbuf b = { 0 };
+
+	for (size_t i = 0; i < sizeof(u_vals) / sizeof(u_vals[0]); i++) {
+		const uint8_t *p;
+		uint64_t v = 0;
+
+		pbuf_reset(&b);
+		CHECK_EQ(leb128_put_u(&b, u_vals[i]), 0);
+		CHECK_EQ(b.len, leb_len_u(u_vals[i]));
+		p = b.data;
+		CHECK_EQ(leb128_read_u(&p, b.data + b.len, &v), 0);
+		CHECK(v == u_vals[i]);
+		CHECK(p == b.data + b.len);
+		p = b.data;
+		CHECK_EQ(leb128_skip(&p, b.data + b.len), 0);
+		CHECK(p == b.data + b.len);
+	}
+	for (size_t i = 0; i < sizeof(s_vals) / sizeof(s_vals[0]); i++) {
+		const uint8_t *p;
+		int64_t v = 0;
+
+		pbuf_reset(&b);
+		CHECK_EQ(leb128_put_s(&b, s_vals[i]), 0);
+		CHECK_EQ(b.len, leb_len_s(s_vals[i]));
+		p = b.data;
+		CHECK_EQ(leb128_read_s(&p, b.data + b.len, &v), 0);
+		CHECK(v == s_vals[i]);
+		CHECK(p == b.data + b.len);
+	}
+	/* DWARF's own examples */
+	pbuf_reset(&b);
+	leb128_put_u(&b, 624485);
+	CHECK_EQ(b.len, 3);
+	CHECK(!memcmp(b.data, "\xe5\x8e\x26", 3));
+	pbuf_reset(&b);
+	leb128_put_s(&b, -123456);
+	CHECK_EQ(b.len, 3);
+	CHECK(!memcmp(b.data, "\xc0\xbb\x78", 3));
+	pbuf_free(&b);
+}
+
+TEST(leb128_longest_encodings)
+{
+	const uint8_t umax[10] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01 };
+	const uint8_t smin[10] = { 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x7f };
+	const uint8_t smax[10] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00 };
+	struct pbuf b = { 0 };
+	const uint8_t *p;
+	uint64_t u;
+	int64_t s;
+
+	leb128_put_u(&b, UINT64_MAX);
+	CHECK_EQ(b.len, 10);
+	CHECK(!memcmp(b.data, umax, 10));
+	pbuf_reset(&b);
+	leb128_put_s(&b, INT64_MIN);
+	CHECK(b.len == 10 && !memcmp(b.data, smin, 10));
+	pbuf_reset(&b);
+	leb128_put_s(&b, INT64_MAX);
+	CHECK(b.len == 10 && !memcmp(b.data, smax, 10));
+	p = umax;
+	CHECK_EQ(leb128_read_u(&p, umax + 10, &u), 0);
+	CHECK(u == UINT64_MAX);
+	p = smin;
+	CHECK_EQ(leb128_read_s(&p, smin + 10, &s), 0);
+	CHECK(s == INT64_MIN);
+	p = smax;
+	CHECK_EQ(leb128_read_s(&p, smax + 10, &s), 0);
+	CHECK(s == INT64_MAX);
+	/* padded with 0x80 up to 10 bytes: still the value */
+	const uint8_t pad[10] = { 0x85, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00 };
+
+	p = pad;
+	CHECK_EQ(leb128_read_u(&p, pad + 10, &u), 0);
+	CHECK_EQ(u, 5);
+	p = pad;
+	CHECK_EQ(leb128_read_s(&p, pad + 10, &s), 0);
+	CHECK_EQ(s, 5);
+	pbuf_free(&b);
+}
+
+/* Every proper prefix of a value is truncated: -ENODATA, never a read
+ * past the end (ASan watches the copy on the heap). */
+TEST(leb128_truncated)
+{
+	struct pbuf b = { 0 };
+
+	leb128_put_u(&b, UINT64_MAX);
+	for (size_t n = 0; n < b.len; n++) {
+		uint8_t *cut = malloc(n ? n : 1);
+		const uint8_t *p = cut;
+		uint64_t u = 42;
+		int64_t s = 42;
+
+		memcpy(cut, b.data, n);
+		CHECK_EQ(leb128_read_u(&p, cut + n, &u), -ENODATA);
+		CHECK(p == cut + n);
+		CHECK_EQ(u, 42);
+		p = cut;
+		CHECK_EQ(leb128_read_s(&p, cut + n, &s), -ENODATA);
+		CHECK_EQ(s, 42);
+		p = cut;
+		CHECK_EQ(leb128_skip(&p, cut + n), -ENODATA);
+		CHECK(p == cut + n);
+		free(cut);
+	}
+	pbuf_free(&b);
+}
+
+/* The 10th byte decides: bits past 64 are an overflow, a continuation
+ * past it is too long; skip takes any length. */
+TEST(leb128_overlong_and_overflow)
+{
+	uint8_t v[12];
+	const uint8_t *p;
+	uint64_t u;
+	int64_t s;
+
+	memset(v, 0x80, sizeof(v));
+	v[11] = 0x00;			/* 0, padded to 12 bytes */
+	p = v;
+	CHECK_EQ(leb128_read_u(&p, v + 12, &u), -E2BIG);
+	CHECK(p == v + 10);
+	p = v;
+	CHECK_EQ(leb128_read_s(&p, v + 12, &s), -E2BIG);
+	p = v;
+	CHECK_EQ(leb128_skip(&p, v + 12), 0);
+	CHECK(p == v + 12);
+
+	v[9] = 0x02;			/* bit 64 */
+	p = v;
+	CHECK_EQ(leb128_read_u(&p, v + 12, &u), -ERANGE);
+	v[9] = 0x81;			/* bit 63, then more */
+	p = v;
+	CHECK_EQ(leb128_read_u(&p, v + 12, &u), -E2BIG);
+	v[9] = 0x01;			/* signed: bit 63 set, bits above clear */
+	p = v;
+	CHECK_EQ(leb128_read_s(&p, v + 12, &s), -ERANGE);
+	v[9] = 0x40;
+	p = v;
+	CHECK_EQ(leb128_read_s(&p, v + 12, &s), -ERANGE);
+	v[9] = 0xff;			/* a sign, then more */
+	p = v;
+	CHECK_EQ(leb128_read_s(&p, v + 12, &s), -E2BIG);
+	v[9] = 0x7f;			/* -2^63 */
+	p = v;
+	CHECK_EQ(leb128_read_s(&p, v + 12, &s), 0);
+	CHECK(s == INT64_MIN);
+}
+
 int main(void)
 {
 	return HARNESS_WITH_TMPDIR(dir, {
@@ -109,5 +304,10 @@ int main(void)
 		RUN(io_errors_are_negative_errno);
 		RUN(io_read_full_gathers_short_reads);
 		RUN(io_write_full_reports_a_closed_pipe);
+		RUN(le_loads_unaligned);
+		RUN(leb128_round_trips);
+		RUN(leb128_longest_encodings);
+		RUN(leb128_truncated);
+		RUN(leb128_overlong_and_overflow);
 	});
 }
