@@ -51,75 +51,75 @@ static int batch_tags(const struct perfdata_queue_batch *b, __u64 *tags, int max
 	return n;
 }
 
+/* A queue, the scratch for its copies and the last batch peeked. */
+struct fixture {
+	struct perfdata_queue *q;
+	struct pbuf scratch;
+	struct perfdata_queue_batch b;
+};
+
+static void fixture_free(struct fixture *f)
+{
+	pbuf_free(&f->scratch);
+	perfdata_queue__free(f->q);
+}
+
+/* Peek up to upto: the batch is the records tagged want[0..n), in that
+ * order, samples of them samples, copied or in place as said. */
+static void peek_expect(struct fixture *f, __u64 upto, bool copied, const __u64 *want, int n,
+			__u64 samples)
+{
+	__u64 tags[16];
+
+	CHECK_EQ(perfdata_queue__peek(f->q, upto, &f->scratch, &f->b), 0);
+	CHECK_EQ(f->b.copied, copied);
+	CHECK_EQ(f->b.nr, n);
+	CHECK_EQ(f->b.samples, samples);
+	CHECK_EQ(batch_tags(&f->b, tags, 16), n);
+	for (int i = 0; i < n && i < 16; i++)
+		CHECK_EQ(tags[i], want[i]);
+}
+
+/* Drop the batch peeked: nr records stay queued. */
+static void drop_expect(struct fixture *f, size_t nr)
+{
+	perfdata_queue__drop(f->q);
+	CHECK_EQ(perfdata_queue__nr(f->q), nr);
+}
+
 TEST(in_order_batches_are_not_copied)
 {
-	struct perfdata_queue *q = perfdata_queue__new();
-	struct perfdata_queue_batch b;
-	struct pbuf scratch = { 0 };
-	__u64 tags[8];
+	struct fixture f = { .q = perfdata_queue__new() };
 
-	put_rec(q, PERF_RECORD_SAMPLE, 10, 1, 32);
-	put_rec(q, PERF_RECORD_MMAP2, 20, 2, 48);
-	put_rec(q, PERF_RECORD_SAMPLE, 30, 3, 24);
-	CHECK_EQ(perfdata_queue__nr(q), 3);
-	CHECK_EQ(perfdata_queue__peek(q, 20, &scratch, &b), 0);
-	CHECK(!b.copied);
-	CHECK_EQ(b.nr, 2);
-	CHECK_EQ(b.size, 80);
-	CHECK_EQ(b.samples, 1);
-	CHECK_EQ(scratch.len, 0);
-	CHECK_EQ(batch_tags(&b, tags, 8), 2);
-	CHECK_EQ(tags[0], 1);
-	CHECK_EQ(tags[1], 2);
-	perfdata_queue__drop(q);
-	CHECK_EQ(perfdata_queue__nr(q), 1);
-
-	put_rec(q, PERF_RECORD_SAMPLE, 40, 4, 24);	/* still in order */
-	CHECK_EQ(perfdata_queue__peek(q, ~0ULL, &scratch, &b), 0);
-	CHECK(!b.copied);
-	CHECK_EQ(batch_tags(&b, tags, 8), 2);
-	CHECK_EQ(tags[0], 3);
-	CHECK_EQ(tags[1], 4);
-	CHECK_EQ(b.samples, 2);
-	perfdata_queue__drop(q);
-	CHECK_EQ(perfdata_queue__nr(q), 0);
-	pbuf_free(&scratch);
-	perfdata_queue__free(q);
+	put_rec(f.q, PERF_RECORD_SAMPLE, 10, 1, 32);
+	put_rec(f.q, PERF_RECORD_MMAP2, 20, 2, 48);
+	put_rec(f.q, PERF_RECORD_SAMPLE, 30, 3, 24);
+	CHECK_EQ(perfdata_queue__nr(f.q), 3);
+	peek_expect(&f, 20, false, (__u64[]){ 1, 2 }, 2, 1);
+	CHECK_EQ(f.b.size, 80);
+	CHECK_EQ(f.scratch.len, 0);
+	drop_expect(&f, 1);
+	put_rec(f.q, PERF_RECORD_SAMPLE, 40, 4, 24);	/* still in order */
+	peek_expect(&f, ~0ULL, false, (__u64[]){ 3, 4 }, 2, 2);
+	drop_expect(&f, 0);
+	fixture_free(&f);
 }
 
 TEST(out_of_order_batches_are_sorted_copies)
 {
-	struct perfdata_queue *q = perfdata_queue__new();
-	struct perfdata_queue_batch b;
-	struct pbuf scratch = { 0 };
-	__u64 tags[8];
+	struct fixture f = { .q = perfdata_queue__new() };
 
-	put_rec(q, PERF_RECORD_SAMPLE, 30, 3, 40);
-	put_rec(q, PERF_RECORD_SAMPLE, 10, 1, 24);
-	put_rec(q, PERF_RECORD_COMM, 50, 5, 32);
-	put_rec(q, PERF_RECORD_SAMPLE, 20, 2, 56);
-	CHECK_EQ(perfdata_queue__peek(q, 30, &scratch, &b), 0);
-	CHECK(b.copied);
-	CHECK(b.data == scratch.data);
-	CHECK_EQ(b.nr, 3);
-	CHECK_EQ(b.samples, 3);
-	CHECK_EQ(batch_tags(&b, tags, 8), 3);
-	CHECK_EQ(tags[0], 1);
-	CHECK_EQ(tags[1], 2);
-	CHECK_EQ(tags[2], 3);
-	perfdata_queue__drop(q);
-	CHECK_EQ(perfdata_queue__nr(q), 1);
-
-	put_rec(q, PERF_RECORD_SAMPLE, 40, 4, 24);	/* older than the 50 kept */
-	CHECK_EQ(perfdata_queue__peek(q, ~0ULL, &scratch, &b), 0);
-	CHECK_EQ(batch_tags(&b, tags, 8), 2);
-	CHECK_EQ(tags[0], 4);
-	CHECK_EQ(tags[1], 5);
-	CHECK_EQ(b.samples, 1);
-	perfdata_queue__drop(q);
-	CHECK_EQ(perfdata_queue__nr(q), 0);
-	pbuf_free(&scratch);
-	perfdata_queue__free(q);
+	put_rec(f.q, PERF_RECORD_SAMPLE, 30, 3, 40);
+	put_rec(f.q, PERF_RECORD_SAMPLE, 10, 1, 24);
+	put_rec(f.q, PERF_RECORD_COMM, 50, 5, 32);
+	put_rec(f.q, PERF_RECORD_SAMPLE, 20, 2, 56);
+	peek_expect(&f, 30, true, (__u64[]){ 1, 2, 3 }, 3, 3);
+	CHECK(f.b.data == f.scratch.data);
+	drop_expect(&f, 1);
+	put_rec(f.q, PERF_RECORD_SAMPLE, 40, 4, 24);	/* older than the 50 kept */
+	peek_expect(&f, ~0ULL, true, (__u64[]){ 4, 5 }, 2, 1);
+	drop_expect(&f, 0);
+	fixture_free(&f);
 }
 
 /* Equal times come out in arrival order, whether the runs are merged
@@ -160,32 +160,21 @@ TEST(equal_times_keep_arrival_order)
 /* A batch peeked and not dropped (its write failed) is still queued. */
 TEST(peek_without_drop_keeps_the_records)
 {
-	struct perfdata_queue *q = perfdata_queue__new();
-	struct perfdata_queue_batch b;
-	struct pbuf scratch = { 0 };
-	__u64 tags[4];
+	struct fixture f = { .q = perfdata_queue__new() };
 
 	for (int sorted = 1; sorted >= 0; sorted--) {
-		put_rec(q, PERF_RECORD_SAMPLE, sorted ? 1 : 3, 1, 24);
-		put_rec(q, PERF_RECORD_SAMPLE, 2, 2, 24);
-		CHECK_EQ(perfdata_queue__peek(q, ~0ULL, &scratch, &b), 0);
-		CHECK_EQ(b.copied, !sorted);
-		CHECK_EQ(perfdata_queue__peek(q, ~0ULL, &scratch, &b), 0);
-		CHECK_EQ(b.nr, 2);
-		CHECK_EQ(batch_tags(&b, tags, 4), 2);
-		CHECK_EQ(tags[0], sorted ? 1 : 2);
-		perfdata_queue__drop(q);
-		CHECK_EQ(perfdata_queue__nr(q), 0);
+		put_rec(f.q, PERF_RECORD_SAMPLE, sorted ? 1 : 3, 1, 24);
+		put_rec(f.q, PERF_RECORD_SAMPLE, 2, 2, 24);
+		CHECK_EQ(perfdata_queue__peek(f.q, ~0ULL, &f.scratch, &f.b), 0);
+		peek_expect(&f, ~0ULL, !sorted, sorted ? (__u64[]){ 1, 2 } : (__u64[]){ 2, 1 }, 2, 2);
+		drop_expect(&f, 0);
 	}
 	/* nothing up to the time: an empty batch, nothing dropped */
-	put_rec(q, PERF_RECORD_SAMPLE, 100, 7, 24);
-	CHECK_EQ(perfdata_queue__peek(q, 99, &scratch, &b), 0);
-	CHECK_EQ(b.nr, 0);
-	CHECK_EQ(b.size, 0);
-	perfdata_queue__drop(q);
-	CHECK_EQ(perfdata_queue__nr(q), 1);
-	pbuf_free(&scratch);
-	perfdata_queue__free(q);
+	put_rec(f.q, PERF_RECORD_SAMPLE, 100, 7, 24);
+	peek_expect(&f, 99, false, NULL, 0, 0);
+	CHECK_EQ(f.b.size, 0);
+	drop_expect(&f, 1);
+	fixture_free(&f);
 }
 
 /*

@@ -2,6 +2,7 @@
 /* util/: whole reads and writes, little-endian loads, LEB128. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -115,6 +116,19 @@ TEST(le_loads_unaligned)
 	CHECK_EQ(le16_load(b), 0x01ff);
 }
 
+TEST(le_stores_unaligned)
+{
+	uint8_t b[11] = { 0 };
+
+	le64_store(b + 1, 0x0807060504030201ULL);
+	CHECK(!memcmp(b, "\0\1\2\3\4\5\6\7\x08\0", 10));
+	le32_store(b + 3, 0xa0b0c0d0);
+	CHECK(!memcmp(b + 3, "\xd0\xc0\xb0\xa0\x07", 5));
+	le16_store(b + 9, 0xbeef);
+	CHECK_EQ(le16_load(b + 9), 0xbeef);
+	CHECK_EQ(b[9], 0xef);
+}
+
 static const uint64_t u_vals[] = {
 	0, 1, 0x7f, 0x80, 0xff, 0x3fff, 0x4000, 624485, 0xffffffffULL,
 	1ULL << 35, (1ULL << 56) - 1, 1ULL << 56, (1ULL << 63) - 1, 1ULL << 63, UINT64_MAX,
@@ -145,37 +159,36 @@ static size_t leb_len_s(int64_t v)
 	return n;
 }
 
+/* Encode v (is_signed: the int64_t of its bits) in the fewest bytes,
+ * then read and skip it back. */
+static void leb128_round_trip(uint64_t v, bool is_signed)
+{
+	struct pbuf b = { 0 };
+	const uint8_t *p, *end;
+	uint64_t u = 0;
+	int64_t s = 0;
+
+	CHECK_EQ(is_signed ? leb128_put_s(&b, (int64_t)v) : leb128_put_u(&b, v), 0);
+	CHECK_EQ(b.len, is_signed ? leb_len_s((int64_t)v) : leb_len_u(v));
+	p = b.data;
+	end = b.data + b.len;
+	CHECK_EQ(is_signed ? leb128_read_s(&p, end, &s) : leb128_read_u(&p, end, &u), 0);
+	CHECK(is_signed ? s == (int64_t)v : u == v);
+	CHECK(p == end);
+	p = b.data;
+	CHECK_EQ(leb128_skip(&p, end), 0);
+	CHECK(p == end);
+	pbuf_free(&b);
+}
+
 TEST(leb128_round_trips)
 {
 	struct pbuf b = { 0 };
 
-	for (size_t i = 0; i < sizeof(u_vals) / sizeof(u_vals[0]); i++) {
-		const uint8_t *p;
-		uint64_t v = 0;
-
-		pbuf_reset(&b);
-		CHECK_EQ(leb128_put_u(&b, u_vals[i]), 0);
-		CHECK_EQ(b.len, leb_len_u(u_vals[i]));
-		p = b.data;
-		CHECK_EQ(leb128_read_u(&p, b.data + b.len, &v), 0);
-		CHECK(v == u_vals[i]);
-		CHECK(p == b.data + b.len);
-		p = b.data;
-		CHECK_EQ(leb128_skip(&p, b.data + b.len), 0);
-		CHECK(p == b.data + b.len);
-	}
-	for (size_t i = 0; i < sizeof(s_vals) / sizeof(s_vals[0]); i++) {
-		const uint8_t *p;
-		int64_t v = 0;
-
-		pbuf_reset(&b);
-		CHECK_EQ(leb128_put_s(&b, s_vals[i]), 0);
-		CHECK_EQ(b.len, leb_len_s(s_vals[i]));
-		p = b.data;
-		CHECK_EQ(leb128_read_s(&p, b.data + b.len, &v), 0);
-		CHECK(v == s_vals[i]);
-		CHECK(p == b.data + b.len);
-	}
+	for (size_t i = 0; i < sizeof(u_vals) / sizeof(u_vals[0]); i++)
+		leb128_round_trip(u_vals[i], false);
+	for (size_t i = 0; i < sizeof(s_vals) / sizeof(s_vals[0]); i++)
+		leb128_round_trip((uint64_t)s_vals[i], true);
 	/* DWARF's own examples */
 	pbuf_reset(&b);
 	leb128_put_u(&b, 624485);
@@ -305,6 +318,7 @@ int main(void)
 		RUN(io_read_full_gathers_short_reads);
 		RUN(io_write_full_reports_a_closed_pipe);
 		RUN(le_loads_unaligned);
+		RUN(le_stores_unaligned);
 		RUN(leb128_round_trips);
 		RUN(leb128_longest_encodings);
 		RUN(leb128_truncated);

@@ -352,28 +352,29 @@ static const char *leb_why(int err, bool is_signed)
 	return is_signed ? "sleb128 overflows 64 bits" : "uleb128 overflows 64 bits";
 }
 
-static __u64 rd_uleb(struct mlpd_buf *b)
+/* A LEB128 value (a signed one as its 64 bits); 0 after a failure. */
+static __u64 rd_leb(struct mlpd_buf *b, bool is_signed)
 {
-	uint64_t v;
-	int err = leb128_read_u(&b->p, b->end, &v);
+	uint64_t u = 0;
+	int64_t v = 0;
+	int err = is_signed ? leb128_read_s(&b->p, b->end, &v) :
+		  leb128_read_u(&b->p, b->end, &u);
 
 	if (err) {
-		buf_fail(b, leb_why(err, false));
+		buf_fail(b, leb_why(err, is_signed));
 		return 0;
 	}
-	return v;
+	return is_signed ? (__u64)v : u;
+}
+
+static __u64 rd_uleb(struct mlpd_buf *b)
+{
+	return rd_leb(b, false);
 }
 
 static __s64 rd_sleb(struct mlpd_buf *b)
 {
-	int64_t v;
-	int err = leb128_read_s(&b->p, b->end, &v);
-
-	if (err) {
-		buf_fail(b, leb_why(err, true));
-		return 0;
-	}
-	return v;
+	return (__s64)rd_leb(b, true);
 }
 
 /* A NUL-terminated string inside the buffer. */
