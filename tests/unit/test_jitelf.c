@@ -18,6 +18,7 @@
 #include "jit/jitdwarf.h"
 #include "jit/jitelf.h"
 #include "jit/jithash.h"
+#include "util/leb128.h"
 #include "util/log.h"
 
 static char tmpdir[] = "/tmp/precord-test-jitelf-XXXXXX";
@@ -683,11 +684,11 @@ TEST(hash_and_leb)
 	jithash_final(&h2, b);
 	CHECK(memcmp(a, b, 20));
 
-	jitdwarf_put_uleb(&p, 624485);
+	leb128_put_u(&p, 624485);
 	CHECK_EQ(p.len, 3);
 	CHECK(!memcmp(p.data, "\xe5\x8e\x26", 3));
 	pbuf_reset(&p);
-	jitdwarf_put_sleb(&p, -123456);
+	leb128_put_s(&p, -123456);
 	CHECK(!memcmp(p.data, "\xc0\xbb\x78", 3));
 	q = p.data;
 	CHECK_EQ(sleb(&q, p.data + p.len), -123456);

@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <libelf.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -28,7 +29,9 @@
 #include <unistd.h>
 
 #include "elf/headers.h"
+#include "util/io.h"
 #include "util/log.h"
+#include "util/printable.h"
 
 #define NT_GNU_BUILD_ID_TYPE	3
 #define NOTE_CHUNK_MAX		(16u << 20)	/* ignore absurd note areas */
@@ -55,11 +58,27 @@ static size_t note_align(size_t v, size_t align)
 	return (v + align - 1) & ~(align - 1);
 }
 
-/* A libelf call failed: say which and libelf's reason (debug level: the
- * caller reports the file and what is lost). */
-static int libelf_fail(const char *call, int err)
+/*
+ * A libelf call failed on the file open on fd (-1: an image in memory):
+ * which call, the file's name and libelf's reason, at debug level (a
+ * target's file: that part is skipped, the build-id may stay unknown).
+ * Returns err.
+ */
+static int libelf_fail(const char *call, int fd, int err)
 {
-	pr_debug("libelf: %s failed: %s", call, elf_errmsg(-1));
+	char link[64], name[PATH_MAX], shown[PRINTABLE_MAX];
+	ssize_t n = -1;
+
+	if (!log_enabled(LOG_DEBUG))
+		return err;
+	if (fd >= 0) {
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		n = readlink(link, name, sizeof(name));
+	}
+	pr_debug("%s: reading the build-id: libelf's %s failed: %s",
+		 n > 0 ? printable_mem(shown, sizeof(shown), name, (size_t)n) :
+		 fd >= 0 ? "an ELF file" : "an ELF image in memory",
+		 call, elf_errmsg(-1));
 	return err;
 }
 
@@ -112,7 +131,7 @@ bad:
 	return -ENOENT;
 }
 
-static int elf_scan_chunk(Elf *elf, GElf_Off off, GElf_Xword size,
+static int elf_scan_chunk(Elf *elf, int fd, GElf_Off off, GElf_Xword size,
 			  GElf_Xword align, bool swap, __u8 id[BUILD_ID_SIZE])
 {
 	Elf_Data *d;
@@ -122,34 +141,34 @@ static int elf_scan_chunk(Elf *elf, GElf_Off off, GElf_Xword size,
 	/* libelf checks off + size against the file size. */
 	d = elf_getdata_rawchunk(elf, off, size, ELF_T_BYTE);
 	if (!d)
-		return libelf_fail("elf_getdata_rawchunk", -ENOENT);
+		return libelf_fail("elf_getdata_rawchunk", fd, -ENOENT);
 	if (!d->d_buf || d->d_size < size)
 		return -ENOENT;
 	return notes_find_build_id(d->d_buf, size, align == 8 ? 8 : 4, swap, id);
 }
 
-static int elf_scan_segments(Elf *elf, bool swap, __u8 id[BUILD_ID_SIZE])
+static int elf_scan_segments(Elf *elf, int fd, bool swap, __u8 id[BUILD_ID_SIZE])
 {
 	size_t i, n;
 
 	if (elf_getphdrnum(elf, &n))
-		return libelf_fail("elf_getphdrnum", -ENOENT);
+		return libelf_fail("elf_getphdrnum", fd, -ENOENT);
 	for (i = 0; i < n; i++) {
 		GElf_Phdr ph;
 		int ret;
 
 		if (!gelf_getphdr(elf, (int)i, &ph))
-			return libelf_fail("gelf_getphdr", -ENOENT);
+			return libelf_fail("gelf_getphdr", fd, -ENOENT);
 		if (ph.p_type != PT_NOTE)
 			continue;
-		ret = elf_scan_chunk(elf, ph.p_offset, ph.p_filesz, ph.p_align, swap, id);
+		ret = elf_scan_chunk(elf, fd, ph.p_offset, ph.p_filesz, ph.p_align, swap, id);
 		if (ret > 0)
 			return ret;
 	}
 	return -ENOENT;
 }
 
-static int elf_scan_sections(Elf *elf, bool swap, __u8 id[BUILD_ID_SIZE])
+static int elf_scan_sections(Elf *elf, int fd, bool swap, __u8 id[BUILD_ID_SIZE])
 {
 	Elf_Scn *scn = NULL;
 
@@ -158,34 +177,35 @@ static int elf_scan_sections(Elf *elf, bool swap, __u8 id[BUILD_ID_SIZE])
 		int ret;
 
 		if (!gelf_getshdr(scn, &sh))
-			return libelf_fail("gelf_getshdr", -ENOENT);
+			return libelf_fail("gelf_getshdr", fd, -ENOENT);
 		if (sh.sh_type != SHT_NOTE)
 			continue;
-		ret = elf_scan_chunk(elf, sh.sh_offset, sh.sh_size, sh.sh_addralign, swap, id);
+		ret = elf_scan_chunk(elf, fd, sh.sh_offset, sh.sh_size, sh.sh_addralign, swap, id);
 		if (ret > 0)
 			return ret;
 	}
 	return -ENOENT;
 }
 
-static int elf_build_id(Elf *elf, __u8 id[BUILD_ID_SIZE])
+/* The build-id of elf, opened from fd (-1: from memory). */
+static int elf_build_id(Elf *elf, int fd, __u8 id[BUILD_ID_SIZE])
 {
 	GElf_Ehdr eh;
 	bool swap;
 	int ret;
 
 	if (!elf)
-		return libelf_fail("elf_begin", -ENOEXEC);
+		return libelf_fail(fd >= 0 ? "elf_begin" : "elf_memory", fd, -ENOEXEC);
 	if (elf_kind(elf) != ELF_K_ELF)
 		return -ENOEXEC;
 	if (!gelf_getehdr(elf, &eh))
-		return libelf_fail("gelf_getehdr", -ENOEXEC);
+		return libelf_fail("gelf_getehdr", fd, -ENOEXEC);
 	if (eh.e_ident[EI_DATA] != ELFDATA2LSB && eh.e_ident[EI_DATA] != ELFDATA2MSB)
 		return -ENOEXEC;
 	swap = eh.e_ident[EI_DATA] != HOST_ELFDATA;
-	ret = elf_scan_segments(elf, swap, id);
+	ret = elf_scan_segments(elf, fd, swap, id);
 	if (ret < 0)
-		ret = elf_scan_sections(elf, swap, id);
+		ret = elf_scan_sections(elf, fd, swap, id);
 	return ret;
 }
 
@@ -195,17 +215,16 @@ int elf_build_id_fd(int fd, __u8 id[BUILD_ID_SIZE])
 	int ret;
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
-		return libelf_fail("elf_version", -ENOEXEC);
+		return libelf_fail("elf_version", fd, -ENOEXEC);
 	ret = elf_headers_check_fd(fd);
 	if (ret)
 		return ret;
 	/* ELF_C_READ, not _MMAP: a hostile process truncating the file
 	 * while we read it must give an error, not a SIGBUS. */
 	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf)
-		return -ENOEXEC;
-	ret = elf_build_id(elf, id);
-	elf_end(elf);
+	ret = elf_build_id(elf, fd, id);
+	if (elf)
+		elf_end(elf);
 	return ret;
 }
 
@@ -230,7 +249,7 @@ int elf_build_id_mem(const void *image, size_t len, __u8 id[BUILD_ID_SIZE])
 	if (!image || !len)
 		return -ENOEXEC;
 	if (elf_version(EV_CURRENT) == EV_NONE)
-		return libelf_fail("elf_version", -ENOEXEC);
+		return libelf_fail("elf_version", -1, -ENOEXEC);
 	ret = elf_headers_check_mem(image, len);
 	if (ret)
 		return ret;
@@ -240,7 +259,7 @@ int elf_build_id_mem(const void *image, size_t len, __u8 id[BUILD_ID_SIZE])
 		return -ENOMEM;
 	memcpy(copy, image, len);
 	elf = elf_memory(copy, len);
-	ret = elf_build_id(elf, id);
+	ret = elf_build_id(elf, -1, id);
 	if (elf)
 		elf_end(elf);
 	free(copy);
@@ -258,16 +277,12 @@ int kernel_build_id(__u8 id[BUILD_ID_SIZE])
 		return -errno;
 	buf = malloc(cap);
 	while (buf) {
-		ssize_t n = read(fd, buf + len, cap - len);
+		ssize_t n = read_full(fd, buf + len, cap - len);
 
-		if (n < 0 && errno == EINTR)
-			continue;
 		if (n <= 0)
 			break;
 		len += (size_t)n;
-		if (len < cap)
-			continue;
-		if (cap >= KERNEL_NOTES_MAX)
+		if (len < cap || cap >= KERNEL_NOTES_MAX)
 			break;
 		nbuf = realloc(buf, cap * 2);
 		if (!nbuf) {

@@ -17,6 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/io.h"
+
 struct elf_src {
 	int fd;			/* >= 0: read with pread */
 	const unsigned char *mem;
@@ -25,7 +27,7 @@ struct elf_src {
 
 static int src_read(const struct elf_src *s, void *buf, size_t len, uint64_t off)
 {
-	size_t got = 0;
+	ssize_t got;
 
 	if (off > s->size || len > s->size - off)
 		return -ENOEXEC;
@@ -33,18 +35,10 @@ static int src_read(const struct elf_src *s, void *buf, size_t len, uint64_t off
 		memcpy(buf, s->mem + off, len);
 		return 0;
 	}
-	while (got < len) {
-		ssize_t n = pread(s->fd, (char *)buf + got, len - got, (off_t)(off + got));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -ENOEXEC;	/* shrank since fstat */
-		got += (size_t)n;
-	}
-	return 0;
+	got = pread_full(s->fd, buf, len, (off_t)off);
+	if (got < 0)
+		return (int)got;
+	return (size_t)got < len ? -ENOEXEC : 0;	/* shrank since fstat */
 }
 
 struct field_reader {

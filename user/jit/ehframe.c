@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/leb128.h"
+
 enum {
 	PE_absptr = 0x00, PE_udata4 = 0x03, PE_udata8 = 0x04,
 	PE_sdata4 = 0x0b, PE_sdata8 = 0x0c,
@@ -43,19 +45,14 @@ static __u8 cur_u8(struct cursor *c)
 	return c->p[c->pos++];
 }
 
-static __u64 cur_uleb(struct cursor *c)
+/* Past a LEB128 field whose value precord does not use (any length). */
+static void cur_skip_leb(struct cursor *c)
 {
-	__u64 v = 0;
-	unsigned int shift = 0;
-	__u8 b;
+	const __u8 *q = c->p + c->pos;
 
-	do {
-		b = cur_u8(c);
-		if (shift < 64)
-			v |= (__u64)(b & 0x7f) << shift;
-		shift += 7;
-	} while ((b & 0x80) && !c->bad);
-	return v;
+	if (leb128_skip(&q, c->p + c->end))
+		c->bad = true;
+	c->pos = (size_t)(q - c->p);
 }
 
 /* Size of a pc_begin in encoding enc, 0 if precord does not relocate it. */
@@ -116,15 +113,15 @@ static bool parse_cie(struct cursor *c, __u8 *enc, const char **why)
 			return *why = "CIE address size is not 8", false;
 		cur_u8(c);
 	}
-	cur_uleb(c);				/* code alignment */
-	cur_uleb(c);				/* data alignment (sleb) */
+	cur_skip_leb(c);			/* code alignment */
+	cur_skip_leb(c);			/* data alignment (sleb) */
 	if (version == 1)
 		cur_u8(c);
 	else
-		cur_uleb(c);			/* return address register */
+		cur_skip_leb(c);		/* return address register */
 	if (aug[0] != 'z')
 		return aug[0] == '\0' ? true : (*why = "unknown CIE augmentation", false);
-	cur_uleb(c);				/* augmentation data length */
+	cur_skip_leb(c);			/* augmentation data length */
 	for (i = 1; i < aug_len; i++) {
 		switch (aug[i]) {
 		case 'R':

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "util/array.h"
+#include "util/io.h"
 #include "util/log.h"
 #include "util/printable.h"
 
@@ -64,24 +65,6 @@ void jitdump_reader__free(struct jitdump_reader *r)
 	input_file_close(&r->in);
 	free(r->buf);
 	free(r);
-}
-
-static ssize_t pread_full(int fd, void *buf, size_t n, __u64 off)
-{
-	size_t done = 0;
-
-	while (done < n) {
-		ssize_t k = pread(fd, (char *)buf + done, n - done, (off_t)(off + done));
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return -errno;
-		if (k == 0)
-			break;
-		done += (size_t)k;
-	}
-	return (ssize_t)done;
 }
 
 /* The buffer back to READ_CHUNK once a large record has gone through. */
@@ -222,7 +205,7 @@ static int reader_loop(struct jitdump_reader *r, struct jit_budget *b,
 
 		if (jit_budget__over(b))
 			return 0;
-		n = pread_full(r->in.fd, r->buf, r->cap, r->off);
+		n = pread_full(r->in.fd, r->buf, r->cap, (off_t)r->off);
 		if (n < 0)
 			return (int)n;
 		used = reader_parse_buf(r, (size_t)n, &need, b, cb, ctx, delivered);

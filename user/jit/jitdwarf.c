@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/leb128.h"
+
 enum {
 	DW_TAG_inlined_subroutine = 0x1d,
 	DW_TAG_compile_unit = 0x11,
@@ -70,36 +72,6 @@ enum abbrev_code {
 #define OPCODE_BASE	13
 #define DWARF_VERSION	4
 
-int jitdwarf_put_uleb(struct pbuf *b, __u64 v)
-{
-	do {
-		__u8 byte = v & 0x7f;
-
-		v >>= 7;
-		if (v)
-			byte |= 0x80;
-		pbuf_put_u8(b, byte);
-	} while (v);
-	return b->err;
-}
-
-int jitdwarf_put_sleb(struct pbuf *b, __s64 v)
-{
-	bool more = true;
-
-	while (more) {
-		__u8 byte = v & 0x7f;
-
-		v >>= 7;	/* arithmetic shift: gcc and clang */
-		if ((v == 0 && !(byte & 0x40)) || (v == -1 && (byte & 0x40)))
-			more = false;
-		else
-			byte |= 0x80;
-		pbuf_put_u8(b, byte);
-	}
-	return b->err;
-}
-
 static void put_str(struct pbuf *b, const char *s)
 {
 	pbuf_put(b, s, strlen(s) + 1);
@@ -118,12 +90,12 @@ static void abbrev(struct pbuf *b, enum abbrev_code code, __u32 tag, bool kids,
 {
 	size_t i;
 
-	jitdwarf_put_uleb(b, code);
-	jitdwarf_put_uleb(b, tag);
+	leb128_put_u(b, code);
+	leb128_put_u(b, tag);
 	pbuf_put_u8(b, kids);
 	for (i = 0; i < n; i++) {
-		jitdwarf_put_uleb(b, attrs[i][0]);
-		jitdwarf_put_uleb(b, attrs[i][1]);
+		leb128_put_u(b, attrs[i][0]);
+		leb128_put_u(b, attrs[i][1]);
 	}
 	pbuf_put_u16(b, 0);
 }
@@ -194,9 +166,9 @@ static void line_header(struct pbuf *b, const char *const *files, size_t nr_file
 	pbuf_put_u8(b, 0);			/* no include_directories */
 	for (i = 0; i < nr_files; i++) {
 		put_str(b, files[i]);
-		jitdwarf_put_uleb(b, 0);	/* directory: the CU's */
-		jitdwarf_put_uleb(b, 0);	/* mtime */
-		jitdwarf_put_uleb(b, 0);	/* length */
+		leb128_put_u(b, 0);	/* directory: the CU's */
+		leb128_put_u(b, 0);	/* mtime */
+		leb128_put_u(b, 0);	/* length */
 	}
 	pbuf_put_u8(b, 0);
 }
@@ -212,11 +184,11 @@ static void line_advance(struct pbuf *b, __s64 line_delta, __u64 addr_delta)
 	}
 	if (line_delta) {
 		pbuf_put_u8(b, DW_LNS_advance_line);
-		jitdwarf_put_sleb(b, line_delta);
+		leb128_put_s(b, line_delta);
 	}
 	if (addr_delta) {
 		pbuf_put_u8(b, DW_LNS_advance_pc);
-		jitdwarf_put_uleb(b, addr_delta);
+		leb128_put_u(b, addr_delta);
 	}
 	pbuf_put_u8(b, DW_LNS_copy);
 }
@@ -231,7 +203,7 @@ static void line_sequence(struct pbuf *b, const struct jitdwarf_func *f)
 		return;
 	off = f->rows[0].offset;
 	pbuf_put_u8(b, 0);			/* DW_LNE_set_address */
-	jitdwarf_put_uleb(b, 9);
+	leb128_put_u(b, 9);
 	pbuf_put_u8(b, DW_LNE_set_address);
 	pbuf_put_u64(b, f->addr + off);
 	for (i = 0; i < f->nr_rows; i++) {
@@ -239,12 +211,12 @@ static void line_sequence(struct pbuf *b, const struct jitdwarf_func *f)
 
 		if (i == 0 || r->file != file) {
 			pbuf_put_u8(b, DW_LNS_set_file);
-			jitdwarf_put_uleb(b, (__u64)r->file + 1);
+			leb128_put_u(b, (__u64)r->file + 1);
 			file = r->file;
 		}
 		if (r->column != column) {
 			pbuf_put_u8(b, DW_LNS_set_column);
-			jitdwarf_put_uleb(b, r->column);
+			leb128_put_u(b, r->column);
 			column = r->column;
 		}
 		line_advance(b, (__s64)r->line - line, r->offset - off);
@@ -253,10 +225,10 @@ static void line_sequence(struct pbuf *b, const struct jitdwarf_func *f)
 	}
 	if (f->size > off) {
 		pbuf_put_u8(b, DW_LNS_advance_pc);
-		jitdwarf_put_uleb(b, f->size - off);
+		leb128_put_u(b, f->size - off);
 	}
 	pbuf_put_u8(b, 0);			/* DW_LNE_end_sequence */
-	jitdwarf_put_uleb(b, 1);
+	leb128_put_u(b, 1);
 	pbuf_put_u8(b, DW_LNE_end_sequence);
 }
 
@@ -290,12 +262,12 @@ static void info_inline(struct pbuf *info, struct pbuf *ranges,
 				start = r[i].offset;
 				size = r[i].size;
 			}
-		jitdwarf_put_uleb(info, kids ? AB_INL_PC_KIDS : AB_INL_PC);
+		leb128_put_u(info, kids ? AB_INL_PC_KIDS : AB_INL_PC);
 		pbuf_put_u32(info, origin);
 		pbuf_put_u64(info, f->addr + start);
 		pbuf_put_u64(info, size);
 	} else {
-		jitdwarf_put_uleb(info, kids ? AB_INL_RANGES_KIDS : AB_INL_RANGES);
+		leb128_put_u(info, kids ? AB_INL_RANGES_KIDS : AB_INL_RANGES);
 		pbuf_put_u32(info, origin);
 		pbuf_put_u32(info, (__u32)ranges->len);
 		for (i = 0; i < c->nr_ranges; i++) {
@@ -307,9 +279,9 @@ static void info_inline(struct pbuf *info, struct pbuf *ranges,
 		pbuf_put_u64(ranges, 0);
 		pbuf_put_u64(ranges, 0);
 	}
-	jitdwarf_put_uleb(info, (__u64)c->call_file + 1);
-	jitdwarf_put_uleb(info, c->call_line);
-	jitdwarf_put_uleb(info, c->call_column);
+	leb128_put_u(info, (__u64)c->call_file + 1);
+	leb128_put_u(info, c->call_line);
+	leb128_put_u(info, c->call_column);
 }
 
 static int info_func(struct pbuf *info, struct pbuf *ranges,
@@ -320,7 +292,7 @@ static int info_func(struct pbuf *info, struct pbuf *ranges,
 	size_t i;
 
 	if (!f->nr_inl) {
-		jitdwarf_put_uleb(info, AB_SUB);
+		leb128_put_u(info, AB_SUB);
 		put_str(info, f->name);
 		pbuf_put_u64(info, f->addr);
 		pbuf_put_u64(info, f->size);
@@ -333,14 +305,14 @@ static int info_func(struct pbuf *info, struct pbuf *ranges,
 	 * offset from the CU header (the only CU starts at offset 0) */
 	for (i = 0; i < f->nr_inl; i++) {
 		origin[i] = (__u32)info->len;
-		jitdwarf_put_uleb(info, AB_ABSTRACT);
+		leb128_put_u(info, AB_ABSTRACT);
 		put_str(info, f->inl[i].name);
 		put_str(info, f->inl[i].name);	/* binutils names inlines by it */
-		jitdwarf_put_uleb(info, (__u64)f->inl[i].decl_file + 1);
-		jitdwarf_put_uleb(info, f->inl[i].decl_line);
+		leb128_put_u(info, (__u64)f->inl[i].decl_file + 1);
+		leb128_put_u(info, f->inl[i].decl_line);
 		pbuf_put_u8(info, DW_INL_inlined);
 	}
-	jitdwarf_put_uleb(info, AB_SUB_KIDS);
+	leb128_put_u(info, AB_SUB_KIDS);
 	put_str(info, f->name);
 	pbuf_put_u64(info, f->addr);
 	pbuf_put_u64(info, f->size);
@@ -376,7 +348,7 @@ static void build_info(struct pbuf *info, struct pbuf *ranges,
 	pbuf_put_u16(info, DWARF_VERSION);
 	pbuf_put_u32(info, 0);			/* debug_abbrev_offset */
 	pbuf_put_u8(info, 8);			/* address_size */
-	jitdwarf_put_uleb(info, AB_CU);
+	leb128_put_u(info, AB_CU);
 	put_str(info, "precord");
 	put_str(info, "jit");
 	pbuf_put_u32(info, 0);			/* stmt_list */

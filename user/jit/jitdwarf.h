@@ -62,8 +62,4 @@ int jitdwarf_build(const struct jitdwarf_func *funcs, size_t n,
 		   __u64 cu_low, __u64 cu_high, struct jitdwarf_out *out);
 void jitdwarf_out_free(struct jitdwarf_out *out);
 
-/* LEB128 encoders (also used by tests). */
-int jitdwarf_put_uleb(struct pbuf *b, __u64 v);
-int jitdwarf_put_sleb(struct pbuf *b, __s64 v);
-
 #endif

@@ -352,6 +352,24 @@ __u64 jitelf_image__file_size(const struct jitelf_image *img)
 
 /* ---- writing ---- */
 
+/*
+ * A libelf call failed while building an image: precord's own file, so an
+ * error with libelf's reason -- once; the next ones at debug level, as
+ * every image would fail alike.  Returns -EIO.
+ */
+static int elf_fail(const char *call)
+{
+	static bool reported;
+
+	if (!__atomic_exchange_n(&reported, true, __ATOMIC_RELAXED))
+		pr_err("jit: cannot build a JIT image: libelf's %s failed: %s",
+		       call, elf_errmsg(-1));
+	else
+		pr_debug("jit: cannot build a JIT image: libelf's %s failed: %s",
+			 call, elf_errmsg(-1));
+	return -EIO;
+}
+
 struct elfw {
 	Elf *e;
 	int fd;
@@ -366,7 +384,7 @@ struct elfw {
 	Elf_Scn *note_scn, *text_scn, *eh_scn, *hdr_scn, *nocode_scn;
 	Elf_Scn *sym_scn, *str_scn, *abbrev_scn, *info_scn, *line_scn, *ranges_scn;
 	Elf_Scn *shstr_scn;
-	__u64 text_addr, eh_addr, hdr_addr, nocode_addr;
+	__u64 text_addr, eh_addr, hdr_addr, nocode_addr, note_addr;
 };
 
 static Elf_Scn *add_section(struct elfw *w, const char *name, Elf64_Word type,
@@ -381,18 +399,28 @@ static Elf_Scn *add_section(struct elfw *w, const char *name, Elf64_Word type,
 	if (idx < 0)
 		return NULL;
 	scn = elf_newscn(w->e);
-	if (!scn || !gelf_getshdr(scn, &sh))
+	if (!scn) {
+		elf_fail("elf_newscn");
 		return NULL;
+	}
+	if (!gelf_getshdr(scn, &sh)) {
+		elf_fail("gelf_getshdr");
+		return NULL;
+	}
 	sh.sh_name = strset_offset(&w->shstr, (__u32)idx);
 	sh.sh_type = type;
 	sh.sh_flags = flags;
 	sh.sh_addralign = align;
 	sh.sh_entsize = entsize;
-	if (!gelf_update_shdr(scn, &sh))
+	if (!gelf_update_shdr(scn, &sh)) {
+		elf_fail("gelf_update_shdr");
 		return NULL;
+	}
 	d = elf_newdata(scn);
-	if (!d)
+	if (!d) {
+		elf_fail("elf_newdata");
 		return NULL;
+	}
 	d->d_buf = buf;
 	d->d_size = size;
 	d->d_type = ELF_T_BYTE;
@@ -407,7 +435,9 @@ static int set_data(Elf_Scn *scn, void *buf, size_t size)
 {
 	Elf_Data *d = elf_getdata(scn, NULL);
 
-	if (!d || d->d_size != size)
+	if (!d)
+		return elf_fail("elf_getdata");
+	if (d->d_size != size)
 		return -EIO;
 	d->d_buf = buf;
 	elf_flagdata(d, ELF_C_SET, ELF_F_DIRTY);
@@ -593,12 +623,14 @@ static int create_meta_sections(struct jitelf_image *img, struct elfw *w)
 				 w->symtab.data, w->symtab.len);
 	w->str_scn = add_section(w, ".strtab", SHT_STRTAB, 0, 1, 0,
 				 img->names.data.data, img->names.data.len);
-	if (!w->sym_scn || !w->str_scn || !gelf_getshdr(w->sym_scn, &sh))
+	if (!w->sym_scn || !w->str_scn)
 		return -EIO;
+	if (!gelf_getshdr(w->sym_scn, &sh))
+		return elf_fail("gelf_getshdr");
 	sh.sh_link = (Elf64_Word)elf_ndxscn(w->str_scn);
 	sh.sh_info = 1;				/* first global symbol */
 	if (!gelf_update_shdr(w->sym_scn, &sh))
-		return -EIO;
+		return elf_fail("gelf_update_shdr");
 	if (w->nr_dfuncs) {
 		w->abbrev_scn = add_section(w, ".debug_abbrev", SHT_PROGBITS, 0, 1, 0,
 					    w->dw.abbrev.data, w->dw.abbrev.len);
@@ -623,11 +655,18 @@ static int create_meta_sections(struct jitelf_image *img, struct elfw *w)
 	return w->shstr_scn ? 0 : -EIO;
 }
 
-static __u64 scn_offset(Elf_Scn *scn)
+/* The file offset libelf gave scn (0 for no section); 0 or -EIO. */
+static int scn_offset(Elf_Scn *scn, __u64 *off)
 {
 	GElf_Shdr sh;
 
-	return scn && gelf_getshdr(scn, &sh) ? sh.sh_offset : 0;
+	*off = 0;
+	if (!scn)
+		return 0;
+	if (!gelf_getshdr(scn, &sh))
+		return elf_fail("gelf_getshdr");
+	*off = sh.sh_offset;
+	return 0;
 }
 
 static int set_addr(Elf_Scn *scn, __u64 addr)
@@ -637,9 +676,9 @@ static int set_addr(Elf_Scn *scn, __u64 addr)
 	if (!scn)
 		return 0;
 	if (!gelf_getshdr(scn, &sh))
-		return -EIO;
+		return elf_fail("gelf_getshdr");
 	sh.sh_addr = addr;
-	return gelf_update_shdr(scn, &sh) ? 0 : -EIO;
+	return gelf_update_shdr(scn, &sh) ? 0 : elf_fail("gelf_update_shdr");
 }
 
 /* After libelf's layout: alloc sections get sh_addr = sh_offset. */
@@ -648,15 +687,18 @@ static int assign_addresses(struct jitelf_image *img, struct elfw *w)
 	__u64 end;
 	int err;
 
-	w->text_addr = scn_offset(w->text_scn);
-	end = w->text_addr + img->text.len;
-	if (w->eh_scn) {
-		w->eh_addr = scn_offset(w->eh_scn);
-		w->hdr_addr = scn_offset(w->hdr_scn);
-		end = w->hdr_addr + w->ehdr_hdr.len;
-	}
+	err = scn_offset(w->text_scn, &w->text_addr);
+	if (!err)
+		err = scn_offset(w->eh_scn, &w->eh_addr);
+	if (!err)
+		err = scn_offset(w->hdr_scn, &w->hdr_addr);
+	if (!err)
+		err = scn_offset(w->note_scn, &w->note_addr);
+	if (err)
+		return err;
+	end = w->eh_scn ? w->hdr_addr + w->ehdr_hdr.len : w->text_addr + img->text.len;
 	w->nocode_addr = align_up(end, TEXT_ALIGN);
-	err = set_addr(w->note_scn, scn_offset(w->note_scn));
+	err = set_addr(w->note_scn, w->note_addr);
 	if (!err)
 		err = set_addr(w->text_scn, w->text_addr);
 	if (!err)
@@ -681,8 +723,8 @@ static int write_phdrs(struct jitelf_image *img, struct elfw *w)
 	};
 	GElf_Phdr note = {
 		.p_type = PT_NOTE, .p_flags = PF_R,
-		.p_offset = scn_offset(w->note_scn), .p_vaddr = scn_offset(w->note_scn),
-		.p_paddr = scn_offset(w->note_scn), .p_filesz = NOTE_SIZE,
+		.p_offset = w->note_addr, .p_vaddr = w->note_addr,
+		.p_paddr = w->note_addr, .p_filesz = NOTE_SIZE,
 		.p_memsz = NOTE_SIZE, .p_align = 4,
 	};
 	GElf_Phdr eh = {
@@ -691,10 +733,9 @@ static int write_phdrs(struct jitelf_image *img, struct elfw *w)
 		.p_filesz = w->ehdr_hdr.len, .p_memsz = w->ehdr_hdr.len, .p_align = 4,
 	};
 
-	if (!gelf_update_phdr(w->e, 0, &load) || !gelf_update_phdr(w->e, 1, &note))
-		return -EIO;
-	if (w->eh_scn && !gelf_update_phdr(w->e, 2, &eh))
-		return -EIO;
+	if (!gelf_update_phdr(w->e, 0, &load) || !gelf_update_phdr(w->e, 1, &note) ||
+	    (w->eh_scn && !gelf_update_phdr(w->e, 2, &eh)))
+		return elf_fail("gelf_update_phdr");
 	return 0;
 }
 
@@ -745,10 +786,8 @@ static int alloc_file(struct elfw *w)
 {
 	off_t size = elf_update(w->e, ELF_C_NULL);
 
-	if (size < 0) {
-		pr_debug("jit: cannot lay out an image: %s", elf_errmsg(-1));
-		return -EIO;
-	}
+	if (size < 0)
+		return elf_fail("elf_update (layout)");
 	if (!size || !fallocate(w->fd, 0, 0, size))
 		return 0;
 	return errno == EOPNOTSUPP || errno == ENOSYS ? 0 : -errno;
@@ -760,14 +799,18 @@ static int write_elf(struct jitelf_image *img, struct elfw *w)
 	off_t size;
 	int err;
 
-	if (!gelf_newehdr(w->e, ELFCLASS64) || !gelf_getehdr(w->e, &eh))
-		return -EIO;
+	if (!gelf_newehdr(w->e, ELFCLASS64))
+		return elf_fail("gelf_newehdr");
+	if (!gelf_getehdr(w->e, &eh))
+		return elf_fail("gelf_getehdr");
 	eh.e_ident[EI_DATA] = HOST_DATA;
 	eh.e_type = ET_DYN;
 	eh.e_machine = HOST_MACHINE;
 	eh.e_version = EV_CURRENT;
-	if (!gelf_update_ehdr(w->e, &eh) || !gelf_newphdr(w->e, img->fdes.nr ? 3 : 2))
-		return -EIO;
+	if (!gelf_update_ehdr(w->e, &eh))
+		return elf_fail("gelf_update_ehdr");
+	if (!gelf_newphdr(w->e, img->fdes.nr ? 3 : 2))
+		return elf_fail("gelf_newphdr");
 	err = create_sections(img, w);
 	if (!err)
 		err = prep_dwarf(img, w);
@@ -778,10 +821,12 @@ static int write_elf(struct jitelf_image *img, struct elfw *w)
 	if (err)
 		return err;
 	if (!gelf_getehdr(w->e, &eh))
-		return -EIO;
+		return elf_fail("gelf_getehdr");
 	eh.e_shstrndx = (Elf64_Half)elf_ndxscn(w->shstr_scn);
-	if (!gelf_update_ehdr(w->e, &eh) || elf_update(w->e, ELF_C_NULL) < 0)
-		return -EIO;
+	if (!gelf_update_ehdr(w->e, &eh))
+		return elf_fail("gelf_update_ehdr");
+	if (elf_update(w->e, ELF_C_NULL) < 0)
+		return elf_fail("elf_update (layout)");
 	err = assign_addresses(img, w);
 	if (!err)
 		err = gen_contents(img, w);		/* pass 1: final addresses */
@@ -793,20 +838,26 @@ static int write_elf(struct jitelf_image *img, struct elfw *w)
 		err = refresh_data(img, w);
 	if (!err)
 		err = write_phdrs(img, w);
-	if (err || !gelf_getehdr(w->e, &eh))
-		return err ? err : -EIO;
+	if (err)
+		return err;
+	if (!gelf_getehdr(w->e, &eh))
+		return elf_fail("gelf_getehdr");
 	eh.e_entry = w->text_addr;
 	if (!gelf_update_ehdr(w->e, &eh))
-		return -EIO;
+		return elf_fail("gelf_update_ehdr");
 	elf_flagelf(w->e, ELF_C_SET, ELF_F_LAYOUT);	/* keep the layout above */
 	err = alloc_file(w);
 	if (err)
 		return err;
 	size = elf_update(w->e, ELF_C_WRITE);
 	if (size < 0) {
-		err = errno == ENOSPC || errno == EDQUOT || errno == EIO ? -errno : -EIO;
-		pr_debug("jit: cannot write an image: %s", elf_errmsg(-1));
-		return err;
+		/* the disk: counted and reported by the caller, once */
+		if (errno == ENOSPC || errno == EDQUOT || errno == EIO) {
+			err = -errno;
+			pr_debug("jit: cannot write an image: %s", elf_errmsg(-1));
+			return err;
+		}
+		return elf_fail("elf_update (write)");
 	}
 	img->file_size = (__u64)size;
 	return 0;
@@ -820,13 +871,13 @@ int jitelf_image__write(struct jitelf_image *img, int fd)
 	if (img->written)
 		return -EINVAL;
 	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -EIO;
+		return elf_fail("elf_version");
 	memset(&w, 0, sizeof(w));
 	w.fd = fd;
 	if (strset_init(&w.shstr))
 		return -ENOMEM;
 	w.e = elf_begin(fd, ELF_C_WRITE, NULL);
-	err = w.e ? write_elf(img, &w) : -EIO;
+	err = w.e ? write_elf(img, &w) : elf_fail("elf_begin");
 	if (w.e)
 		elf_end(w.e);
 	strset_free(&w.shstr);

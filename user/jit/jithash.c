@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "util/le.h"
+
 static const __u64 seed[3] = {
 	0x243f6a8885a308d3ULL, 0x13198a2e03707344ULL, 0xa4093822299f31d0ULL,
 };
@@ -34,16 +36,6 @@ static void hash_word(struct jithash *h, __u64 w)
 			     seed[i];
 }
 
-static __u64 load_le64(const __u8 *p)
-{
-	__u64 v = 0;
-	int i;
-
-	for (i = 7; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
-
 void jithash_init(struct jithash *h)
 {
 	memset(h, 0, sizeof(*h));
@@ -62,11 +54,11 @@ void jithash_update(struct jithash *h, const void *data, size_t n)
 		}
 		if (h->tail_len < 8)
 			return;
-		hash_word(h, load_le64(h->tail));
+		hash_word(h, le64_load(h->tail));
 		h->tail_len = 0;
 	}
 	for (; n >= 8; n -= 8, p += 8)
-		hash_word(h, load_le64(p));
+		hash_word(h, le64_load(p));
 	if (n)
 		memcpy(h->tail, p, n);
 	h->tail_len = (unsigned int)n;

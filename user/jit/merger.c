@@ -276,19 +276,26 @@ int merger_add_func(struct jit_merger *m, const char *name, const void *code, __
 
 /* ---- sources ---- */
 
+/* Room for one more source, not counted yet; NULL (then fd, if >= 0,
+ * is closed: the source was to read it) when finished or out of memory. */
 static struct source *new_source(struct jit_merger *m, enum src_kind kind,
-				 const char *path, __u32 pid)
+				 const char *path, __u32 pid, int fd)
 {
 	struct source *s;
 
 	if (m->finished || ARRAY_GROW(m->srcs, m->cap_srcs, m->nr_srcs + 1))
-		return NULL;
+		goto fail;
 	s = &m->srcs[m->nr_srcs];
 	memset(s, 0, sizeof(*s));
 	s->kind = kind;
 	s->pid = pid;
 	s->path = strdup(path ? path : "(unnamed)");
-	return s->path ? s : NULL;
+	if (s->path)
+		return s;
+fail:
+	if (fd >= 0)
+		close(fd);
+	return NULL;
 }
 
 /*
@@ -379,31 +386,44 @@ static int read_jitdump(struct jit_merger *m, __u32 idx, struct jit_budget *b)
 	return n < 0 ? n : 0;
 }
 
-int jit_merger__add_jitdump(struct jit_merger *m, const char *path, int fd, __u32 pid)
+/*
+ * s (from new_source) once its reader is made: reader_fd is the reader's
+ * file, or -1 with errno set when it could not open (what names the kind
+ * in the warning).  1: s is now the merger's last source; 0: s was
+ * dropped, its file is already a source; -errno: it could not open.
+ */
+static int source_add(struct jit_merger *m, struct source *s, int reader_fd, const char *what)
 {
-	struct source *s = new_source(m, SRC_JITDUMP, path, pid);
 	char shown[PRINTABLE_MAX];
-	struct jit_budget b;
 	int err;
 
-	if (!s) {
-		if (fd >= 0)
-			close(fd);
-		return -ENOMEM;
-	}
-	s->jd = jitdump_reader__new(s->path, fd);
-	if (!s->jd) {
+	if (reader_fd < 0) {
 		err = -errno;
-		pr_warn("jitdump %s: cannot open: %s", printable(shown, sizeof(shown), s->path),
-			strerror(errno));
+		pr_warn("%s %s: cannot open: %s", what, printable(shown, sizeof(shown), s->path),
+			strerror(-err));
 		source_free(s);
 		return err;
 	}
-	if (source_same_file(m, SRC_JITDUMP, jitdump_reader__fd(s->jd), &s->dev, &s->ino)) {
+	if (source_same_file(m, s->kind, reader_fd, &s->dev, &s->ino)) {
 		source_free(s);
 		return 0;
 	}
 	m->nr_srcs++;
+	return 1;
+}
+
+int jit_merger__add_jitdump(struct jit_merger *m, const char *path, int fd, __u32 pid)
+{
+	struct source *s = new_source(m, SRC_JITDUMP, path, pid, fd);
+	struct jit_budget b;
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	s->jd = jitdump_reader__new(s->path, fd);
+	err = source_add(m, s, s->jd ? jitdump_reader__fd(s->jd) : -1, "jitdump");
+	if (err <= 0)
+		return err;
 	b = read_budget(m, JIT_POLL_BYTES, jit_now_ns() + m->lim.poll_ns);
 	err = read_jitdump(m, (__u32)(m->nr_srcs - 1), &b);
 	if (err == -ENOTSUP || err == -EINVAL) {
@@ -517,38 +537,25 @@ static int read_perf_map(struct jit_merger *m, struct source *s, bool final,
 int jit_merger__add_perf_map(struct jit_merger *m, const char *path, int fd,
 			     __u32 pid, __u64 time)
 {
-	struct source *s = new_source(m, SRC_PERFMAP, path, pid);
-	char shown[PRINTABLE_MAX];
+	struct source *s = new_source(m, SRC_PERFMAP, path, pid, fd);
 	struct jit_budget b;
 	int err;
 
-	if (!s) {
-		if (fd >= 0)
-			close(fd);
+	if (!s)
 		return -ENOMEM;
-	}
 	s->time = time;
 	s->base_time = time;
 	s->pm = perfmap_reader__new(s->path, fd);
-	if (!s->pm) {
-		err = -errno;
-		pr_warn("perf map %s: cannot open: %s", printable(shown, sizeof(shown), s->path),
-			strerror(errno));
-		source_free(s);
+	err = source_add(m, s, s->pm ? perfmap_reader__fd(s->pm) : -1, "perf map");
+	if (err <= 0)
 		return err;
-	}
-	if (source_same_file(m, SRC_PERFMAP, perfmap_reader__fd(s->pm), &s->dev, &s->ino)) {
-		source_free(s);
-		return 0;
-	}
-	m->nr_srcs++;
 	b = read_budget(m, JIT_POLL_BYTES, jit_now_ns() + m->lim.poll_ns);
 	return read_perf_map(m, s, false, &b);
 }
 
 int jit_merger__add_mlpd(struct jit_merger *m, const char *path, __u32 pid)
 {
-	struct source *s = new_source(m, SRC_MLPD, path, pid);
+	struct source *s = new_source(m, SRC_MLPD, path, pid, -1);
 
 	if (!s)
 		return -ENOMEM;

@@ -34,6 +34,8 @@
 #include <zlib.h>
 
 #include "jit/mlpd.h"
+#include "util/le.h"
+#include "util/leb128.h"
 #include "util/log.h"
 #include "util/printable.h"
 
@@ -126,16 +128,6 @@ struct mlpd_buf {
 	const char *why;
 	bool bad;
 };
-
-static __u32 get_le32(const __u8 *p)
-{
-	return p[0] | (__u32)p[1] << 8 | (__u32)p[2] << 16 | (__u32)p[3] << 24;
-}
-
-static __u64 get_le64(const __u8 *p)
-{
-	return get_le32(p) | (__u64)get_le32(p + 4) << 32;
-}
 
 static void mlpd_warn(struct mlpd_ctx *c, __u64 off, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -350,53 +342,39 @@ static __u8 rd_u8(struct mlpd_buf *b)
 	return *b->p++;
 }
 
+/* Why a LEB128 value is refused, in the parser's words. */
+static const char *leb_why(int err, bool is_signed)
+{
+	if (err == -ENODATA)
+		return "event runs past the end of its buffer";
+	if (err == -E2BIG && is_signed)
+		return "sleb128 longer than 10 bytes";
+	return is_signed ? "sleb128 overflows 64 bits" : "uleb128 overflows 64 bits";
+}
+
+/* A LEB128 value (a signed one as its 64 bits); 0 after a failure. */
+static __u64 rd_leb(struct mlpd_buf *b, bool is_signed)
+{
+	uint64_t u = 0;
+	int64_t v = 0;
+	int err = is_signed ? leb128_read_s(&b->p, b->end, &v) :
+		  leb128_read_u(&b->p, b->end, &u);
+
+	if (err) {
+		buf_fail(b, leb_why(err, is_signed));
+		return 0;
+	}
+	return is_signed ? (__u64)v : u;
+}
+
 static __u64 rd_uleb(struct mlpd_buf *b)
 {
-	__u64 v = 0;
-	unsigned int i;
-
-	for (i = 0; i < 10; i++) {
-		__u8 c = rd_u8(b);
-
-		if (b->bad)
-			return 0;
-		if (i == 9 && c > 1) {
-			buf_fail(b, "uleb128 overflows 64 bits");
-			return 0;
-		}
-		v |= (__u64)(c & 0x7f) << (7 * i);
-		if (!(c & 0x80))
-			return v;
-	}
-	return 0;	/* not reached: the 10th byte ends or fails */
+	return rd_leb(b, false);
 }
 
 static __s64 rd_sleb(struct mlpd_buf *b)
 {
-	__u64 v = 0;
-	unsigned int i;
-
-	for (i = 0; i < 10; i++) {
-		__u8 c = rd_u8(b);
-
-		if (b->bad)
-			return 0;
-		if (i == 9 && (c & 0x7f) != 0 && (c & 0x7f) != 0x7f) {
-			buf_fail(b, "sleb128 overflows 64 bits");
-			return 0;
-		}
-		if (i == 9 && (c & 0x80)) {
-			buf_fail(b, "sleb128 longer than 10 bytes");
-			return 0;
-		}
-		v |= (__u64)(c & 0x7f) << (7 * i);
-		if (!(c & 0x80)) {
-			if (i < 9 && (c & 0x40))
-				v |= ~0ull << (7 * (i + 1));
-			return (__s64)v;
-		}
-	}
-	return 0;
+	return (__s64)rd_leb(b, true);
 }
 
 /* A NUL-terminated string inside the buffer. */
@@ -881,9 +859,9 @@ static void decode_buffer(struct mlpd_ctx *c, const __u8 *hdr, __u32 len, __u64 
 		.p = hdr + MLPD_BUF_HDR,
 		.end = hdr + MLPD_BUF_HDR + len,
 		.off = off + MLPD_BUF_HDR,
-		.time = get_le64(hdr + 8),
-		.ptr_base = get_le64(hdr + 16),
-		.method = get_le64(hdr + 40),
+		.time = le64_load(hdr + 8),
+		.ptr_base = le64_load(hdr + 16),
+		.method = le64_load(hdr + 40),
 		.version = c->hdr.data_version,
 	};
 
@@ -909,7 +887,7 @@ static int hdr_string(const __u8 *data, size_t len, size_t *pos, const __u8 **s,
 
 	if (len - *pos < 4)
 		return -ENODATA;
-	n = get_le32(data + *pos);
+	n = le32_load(data + *pos);
 	if (!n || n > MLPD_HDR_STR_MAX)
 		return -EBADMSG;
 	if (len - *pos - 4 < n)
@@ -931,8 +909,8 @@ int mlpd_parse_header(const void *data, size_t len, struct mlpd_header *h)
 
 	memset(h, 0, sizeof(*h));
 	if (len < 8)
-		return len >= 4 && get_le32(d) != MLPD_HEADER_ID ? -EBADMSG : -ENODATA;
-	if (get_le32(d) != MLPD_HEADER_ID)
+		return len >= 4 && le32_load(d) != MLPD_HEADER_ID ? -EBADMSG : -ENODATA;
+	if (le32_load(d) != MLPD_HEADER_ID)
 		return -EBADMSG;
 	h->major = d[4];
 	h->minor = d[5];
@@ -946,18 +924,18 @@ int mlpd_parse_header(const void *data, size_t len, struct mlpd_header *h)
 	fixed = h->major >= 3 ? 38 : 30;
 	if (len < fixed)
 		return -ENODATA;
-	h->startup_ms = get_le64(d + 8);
+	h->startup_ms = le64_load(d + 8);
 	pos = 16;
 	if (h->major >= 3) {
-		h->startup_ns = get_le64(d + pos);
+		h->startup_ns = le64_load(d + pos);
 		pos += 8;
 	}
-	h->timer_overhead = get_le32(d + pos);
-	h->flags = get_le32(d + pos + 4);
+	h->timer_overhead = le32_load(d + pos);
+	h->flags = le32_load(d + pos + 4);
 	if (h->flags)			/* none defined */
 		return -EPROTONOSUPPORT;
-	h->pid = get_le32(d + pos + 8);
-	h->port = (__u16)(d[pos + 12] | d[pos + 13] << 8);
+	h->pid = le32_load(d + pos + 8);
+	h->port = le16_load(d + pos + 12);
 	pos += 14;
 	for (i = 0; i < 3; i++) {	/* args, arch, os */
 		err = hdr_string(d, len, &pos, &str, &slen);
@@ -1018,9 +996,9 @@ static void read_buffers(struct mlpd_ctx *c, struct mlpd_src *s)
 		n = src_peek(s, MLPD_BUF_HDR, &p);
 		if (!n)
 			break;
-		if (n >= 4 && get_le32(p) != MLPD_BUF_ID) {
+		if (n >= 4 && le32_load(p) != MLPD_BUF_ID) {
 			mlpd_warn(c, s->off, "bad buffer id 0x%08x; looking for the next buffer",
-				  get_le32(p));
+				  le32_load(p));
 			if (!src_resync(s))
 				break;
 			continue;
@@ -1030,7 +1008,7 @@ static void read_buffers(struct mlpd_ctx *c, struct mlpd_src *s)
 				c->name, (unsigned long long)s->off);
 			break;
 		}
-		len = get_le32(p + 4);
+		len = le32_load(p + 4);
 		if (len > MLPD_BUF_MAX) {
 			mlpd_warn(c, s->off, "buffer length %u too large; looking for the next buffer", len);
 			if (!src_resync(s))

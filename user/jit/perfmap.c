@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "util/array.h"
+#include "util/io.h"
 #include "util/log.h"
 #include "util/printable.h"
 
@@ -184,16 +185,6 @@ static int reader_line(struct perfmap_reader *r, const char *line, size_t len,
 	return cb ? cb(ctx, &e, r->line_no) : 0;
 }
 
-static ssize_t pread_some(int fd, void *buf, size_t n, __u64 off)
-{
-	ssize_t k;
-
-	do {
-		k = pread(fd, buf, n, (off_t)off);
-	} while (k < 0 && errno == EINTR);
-	return k < 0 ? -errno : k;
-}
-
 /*
  * One chunk at r->off: its whole lines, then an over-long line skipped or
  * a last line without '\n' (final).  *more: the chunk was full, more may
@@ -213,7 +204,7 @@ static int reader_chunk(struct perfmap_reader *r, bool final, struct jit_budget 
 		b->cut = true;
 		return 0;
 	}
-	n = pread_some(r->in.fd, r->buf, want, r->off);
+	n = pread_full(r->in.fd, r->buf, want, (off_t)r->off);
 	if (n <= 0)
 		return (int)n;
 	eof = (size_t)n < want;

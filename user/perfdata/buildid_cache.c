@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "elf/buildid.h"
+#include "util/io.h"
 #include "util/log.h"
 
 #define CONFIG_FILE_MAX		(1u << 20)
@@ -471,23 +472,6 @@ struct copy_src {
 	size_t len;
 };
 
-static int write_full(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* Copy src->fd from offset 0: copy_file_range while the kernel does it,
  * then pread/write.  A file that shrinks under us is an error. */
 static int copy_fd(int dst, const struct copy_src *src)
@@ -510,11 +494,9 @@ static int copy_fd(int dst, const struct copy_src *src)
 
 		if (!buf && !(buf = malloc(COPY_CHUNK)))
 			return -ENOMEM;
-		n = pread(src->fd, buf, want, off);
-		if (n < 0 && errno == EINTR)
-			continue;
+		n = pread_full(src->fd, buf, want, off);
 		if (n < 0) {
-			err = -errno;
+			err = (int)n;
 			break;
 		}
 		if (!n) {

@@ -24,6 +24,7 @@
 #include <cpuid.h>
 #endif
 
+#include "util/io.h"
 #include "util/log.h"
 
 #define MAX_LIST_IDS	(1 << 16)
@@ -46,12 +47,10 @@ int perfdata_sys_read(char *buf, size_t size, const char *fmt, ...)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	do
-		n = read(fd, buf, size - 1);
-	while (n < 0 && errno == EINTR);
+	n = read_full(fd, buf, size - 1);
 	close(fd);
 	if (n < 0)
-		return -errno;
+		return (int)n;
 	buf[n] = '\0';
 	return (int)n;
 }
@@ -178,21 +177,38 @@ int perfdata_feat_write_nrcpus(struct pbuf *out, const struct perfdata_env *env)
 	return out->err;
 }
 
+/*
+ * The first line of path (a /proc file) that starts with key, in *line
+ * (malloc'd, the caller frees it).  0, -ENODATA (no such line) or -errno.
+ */
+static int proc_line(const char *path, const char *key, char **line)
+{
+	FILE *f = fopen(path, "re");
+	size_t cap = 0;
+	int err = -ENODATA;
+
+	*line = NULL;
+	if (!f)
+		return -errno;
+	while (getline(line, &cap, f) > 0) {
+		if (!strncmp(*line, key, strlen(key))) {
+			err = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return err;
+}
+
 /* File format: str, /proc/cpuinfo "model name" with each run of blanks
  * squashed to one space (perf's __write_cpudesc). */
 int perfdata_feat_write_cpudesc(struct pbuf *out, const struct perfdata_env *env)
 {
-	FILE *f = fopen("/proc/cpuinfo", "re");
-	char *line = NULL, *s, *p, *q;
-	size_t cap = 0;
-	int err = -ENODATA;
+	char *line, *s, *p, *q;
+	int err = proc_line("/proc/cpuinfo", "model name", &line);
 
 	(void)env;
-	if (!f)
-		return -errno;
-	while (getline(&line, &cap, f) > 0) {
-		if (strncmp(line, "model name", 10))
-			continue;
+	if (!err) {
 		s = line;
 		p = strchr(line, ':');
 		if (p && p[1] == ' ' && p[2])
@@ -207,10 +223,8 @@ int perfdata_feat_write_cpudesc(struct pbuf *out, const struct perfdata_env *env
 		*q = '\0';
 		pbuf_put_perf_str(out, s);
 		err = out->err;
-		break;
 	}
 	free(line);
-	fclose(f);
 	return err;
 }
 
@@ -250,26 +264,19 @@ int perfdata_feat_write_cpuid(struct pbuf *out, const struct perfdata_env *env)
 /* File format: u64 MemTotal of /proc/meminfo, in kB. */
 int perfdata_feat_write_total_mem(struct pbuf *out, const struct perfdata_env *env)
 {
-	FILE *f = fopen("/proc/meminfo", "re");
 	unsigned long long kb;
-	char *line = NULL;
-	size_t cap = 0;
-	int err = -ENODATA;
+	char *line;
+	int err = proc_line("/proc/meminfo", "MemTotal:", &line);
 
 	(void)env;
-	if (!f)
-		return -errno;
-	while (getline(&line, &cap, f) > 0) {
-		if (strncmp(line, "MemTotal:", 9))
-			continue;
+	if (!err) {
+		err = -ENODATA;
 		if (sscanf(line, "%*s %llu", &kb) == 1) {
 			pbuf_put_u64(out, kb);
 			err = out->err;
 		}
-		break;
 	}
 	free(line);
-	fclose(f);
 	return err;
 }
 

@@ -29,16 +29,10 @@
 #include <unistd.h>
 
 #include "precord/perf_file.h"
+#include "perfdata/queue.h"
 #include "perfdata/record.h"
-#include "util/array.h"
+#include "util/io.h"
 #include "util/log.h"
-
-struct queued {
-	__u64 time;
-	__u64 seq;		/* keeps equal timestamps in arrival order */
-	size_t off;		/* in qdata */
-	__u32 size;
-};
 
 struct perfdata_writer {
 	int fd;
@@ -49,18 +43,8 @@ struct perfdata_writer {
 	__u64 data_offset;
 	__u64 data_size;
 	__u64 file_size;
-	struct pbuf qdata;	/* queued record bytes */
-	struct pbuf qspare;	/* the other half: records kept past a flush */
-	struct queued *q;
-	size_t qh, nq, q_cap;	/* q[qh..nq) are queued (q[..qh) written) */
-	size_t dh;		/* qdata bytes before dh are written */
-	bool q_sorted;		/* queued in time order so far: no sort needed */
-	__u64 seq;
+	struct perfdata_queue *queue;	/* records waiting for a flush */
 	struct pbuf out;	/* scratch for one flush */
-	struct queued *tmp;	/* merge scratch, kept between flushes */
-	size_t tmp_cap;
-	size_t *runs;
-	size_t runs_cap;
 	__u64 features[4];
 	__u64 reserve;		/* kept allocated past the data: the features */
 	__u64 alloc_end;	/* the file's blocks are allocated up to here */
@@ -82,8 +66,12 @@ struct perfdata_writer *perfdata_writer__new(int fd)
 
 	if (!w)
 		return NULL;
+	w->queue = perfdata_queue__new();
+	if (!w->queue) {
+		free(w);
+		return NULL;
+	}
 	w->fd = fd;
-	w->q_sorted = true;
 	return w;
 }
 
@@ -98,11 +86,7 @@ void perfdata_writer__free(struct perfdata_writer *w)
 		free(w->evsels[i].ids);
 	}
 	free(w->evsels);
-	free(w->q);
-	free(w->tmp);
-	free(w->runs);
-	pbuf_free(&w->qdata);
-	pbuf_free(&w->qspare);
+	perfdata_queue__free(w->queue);
 	pbuf_free(&w->out);
 	if (w->fd >= 0)
 		close(w->fd);
@@ -141,27 +125,6 @@ const struct perfdata_evsel *perfdata_writer__evsels(const struct perfdata_write
 {
 	*nr = w->nr_evsels;
 	return w->evsels;
-}
-
-static int pwrite_full(int fd, const void *p, size_t n, __u64 off)
-{
-	const char *c = p;
-
-	while (n) {
-		ssize_t r = pwrite(fd, c, n, (off_t)off);
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (r == 0)
-			return -EIO;
-		c += r;
-		n -= (size_t)r;
-		off += (__u64)r;
-	}
-	return 0;
 }
 
 static int write_header(struct perfdata_writer *w)
@@ -274,20 +237,6 @@ static __u64 count_samples(const __u8 *p, size_t n)
 	return k;
 }
 
-/*
- * Whether the queued record e is a sample.  The flushes count samples
- * from the queue's entries: independent loads, where a walk along the
- * records' sizes is a chain of dependent ones (measured: 3.6 ns per
- * record with the data in cache, 2 records per traced call).
- */
-static bool queued_sample(const struct perfdata_writer *w, const struct queued *e)
-{
-	__u32 type;
-
-	memcpy(&type, w->qdata.data + e->off, sizeof(type));
-	return type == PERF_RECORD_SAMPLE;
-}
-
 /* p holds whole records, samples of them: they are all in the data
  * section, or none is (data.size moves only after a complete write). */
 static int write_data(struct perfdata_writer *w, const void *p, size_t n, __u64 samples)
@@ -297,7 +246,7 @@ static int write_data(struct perfdata_writer *w, const void *p, size_t n, __u64 
 	if (!err)
 		err = make_room(w, n);
 	if (!err)
-		err = pwrite_full(w->fd, p, n, w->data_offset + w->data_size);
+		err = pwrite_full(w->fd, p, n, (off_t)(w->data_offset + w->data_size));
 	if (err) {
 		w->error = err;
 		return err;
@@ -349,23 +298,9 @@ static bool bad_size(size_t size)
 
 void *perfdata_writer__queue_space(struct perfdata_writer *w, __u64 time, size_t size)
 {
-	void *p;
-
 	if (bad_size(size))
 		return NULL;
-	if ((w->nq >= w->q_cap || w->qdata.cap - w->qdata.len < size) &&
-	    (ARRAY_GROW(w->q, w->q_cap, w->nq + 1) || pbuf_reserve(&w->qdata, size))) {
-		w->qdata.err = 0;
-		return NULL;
-	}
-	if (w->nq > w->qh && time < w->q[w->nq - 1].time)
-		w->q_sorted = false;
-	w->q[w->nq++] = (struct queued){
-		.time = time, .seq = w->seq++, .off = w->qdata.len, .size = (__u32)size,
-	};
-	p = w->qdata.data + w->qdata.len;
-	w->qdata.len += size;
-	return p;
+	return perfdata_queue__space(w->queue, time, size);
 }
 
 int perfdata_writer__queue(struct perfdata_writer *w, __u64 time, const void *rec, size_t size)
@@ -378,176 +313,53 @@ int perfdata_writer__queue(struct perfdata_writer *w, __u64 time, const void *re
 	return 0;
 }
 
-static int cmp_queued(const void *a, const void *b)
-{
-	const struct queued *x = a, *y = b;
-
-	if (x->time != y->time)
-		return x->time < y->time ? -1 : 1;
-	return x->seq < y->seq ? -1 : (x->seq > y->seq);
-}
-
-/*
- * Records arrive as a few runs already in time order (one per ring and per
- * traced thread): merge the runs pairwise, O(n log runs), and fall back to
- * qsort when the queue is more or less random.
- */
-static int sort_queue(struct perfdata_writer *w)
-{
-	size_t n = w->nq, nruns = 1, i, *runs;
-	struct queued *tmp;
-
-	for (i = 1; i < n; i++)
-		nruns += cmp_queued(&w->q[i - 1], &w->q[i]) > 0;
-	if (nruns == 1)
-		return 0;
-	if (nruns > n / 8 || ARRAY_GROW(w->runs, w->runs_cap, nruns + 1) ||
-	    ARRAY_GROW(w->tmp, w->tmp_cap, n)) {
-		qsort(w->q, n, sizeof(*w->q), cmp_queued);
-		return 0;
-	}
-	runs = w->runs;
-	tmp = w->tmp;
-	runs[0] = 0;
-	for (i = 1, nruns = 1; i < n; i++)
-		if (cmp_queued(&w->q[i - 1], &w->q[i]) > 0)
-			runs[nruns++] = i;
-	runs[nruns] = n;
-	while (nruns > 1) {
-		size_t r, out = 0;
-
-		for (r = 0; r + 1 < nruns; r += 2) {	/* merge runs r and r+1 */
-			size_t a = runs[r], am = runs[r + 1], b = am, bm = runs[r + 2], k = a;
-
-			while (a < am && b < bm)
-				tmp[k++] = cmp_queued(&w->q[b], &w->q[a]) < 0 ? w->q[b++] : w->q[a++];
-			while (a < am)
-				tmp[k++] = w->q[a++];
-			while (b < bm)
-				tmp[k++] = w->q[b++];
-			runs[out++] = runs[r];
-		}
-		if (r < nruns) {			/* an odd run out: copy it */
-			memcpy(&tmp[runs[r]], &w->q[runs[r]], (runs[r + 1] - runs[r]) * sizeof(*tmp));
-			runs[out++] = runs[r];
-		}
-		runs[out] = n;
-		nruns = out;
-		memcpy(w->q, tmp, n * sizeof(*tmp));
-	}
-	return 0;
-}
-
 void perfdata_writer__set_rounds(struct perfdata_writer *w, bool on)
 {
 	w->rounds = on;
 }
 
-/* Move the queued records to the front of q and qdata. */
-static void compact(struct perfdata_writer *w)
-{
-	size_t i;
-
-	if (!w->qh && !w->dh)
-		return;
-	memmove(w->qdata.data, w->qdata.data + w->dh, w->qdata.len - w->dh);
-	w->qdata.len -= w->dh;
-	for (i = w->qh; i < w->nq; i++) {
-		w->q[i - w->qh] = w->q[i];
-		w->q[i - w->qh].off -= w->dh;
-	}
-	w->nq -= w->qh;
-	w->qh = 0;
-	w->dh = 0;
-}
-
-/* Records arrived in time order: the ones to write are the front of
- * qdata, written from there; the rest stays where it is until the
- * written part is the larger one (no move of the rest at every flush). */
-static int flush_in_place(struct perfdata_writer *w, __u64 upto)
-{
-	size_t n = w->qh, end;
-	__u64 samples = 0;
-	int err;
-
-	for (; n < w->nq && w->q[n].time <= upto; n++)
-		samples += queued_sample(w, &w->q[n]);
-	end = n < w->nq ? w->q[n].off : w->qdata.len;
-	if (end > w->dh) {
-		err = write_data(w, w->qdata.data + w->dh, end - w->dh, samples);
-		if (err)
-			return err;
-	}
-	if (n > w->qh && w->rounds) {
-		struct pbuf *b = &w->out;
-
-		pbuf_reset(b);
-		err = perfdata_encode_finished_round(b);
-		if (!err)
-			err = write_data(w, b->data, b->len, 0);
-		if (err)
-			return err;
-	}
-	w->qh = n;
-	w->dh = end;
-	if (w->qh == w->nq) {
-		w->qh = w->nq = w->dh = 0;
-		w->qdata.len = 0;
-	} else if (2 * w->dh > w->qdata.len) {
-		compact(w);
-	}
-	return write_header(w);
-}
-
+/*
+ * The queued records up to upto, then (rounds on, any record) a
+ * FINISHED_ROUND: one write when the queue copied the batch into w->out,
+ * two when it is written from the queue's own memory.  The records leave
+ * the queue only once written.
+ */
 int perfdata_writer__flush(struct perfdata_writer *w, __u64 upto)
 {
-	struct pbuf *b = &w->out;
-	struct pbuf keep = w->qspare;
-	size_t i, nkeep = 0;
-	__u64 samples = 0;
+	struct perfdata_queue_batch b;
+	struct pbuf *out = &w->out;
+	bool round;
 	int err;
 
 	if (!w->begun)
 		return -EINVAL;
 	if (w->error)
 		return w->error;	/* stopped: nothing more is written */
-	if (w->q_sorted)
-		return flush_in_place(w, upto);
-	compact(w);
-	sort_queue(w);
-	w->q_sorted = true;	/* what stays queued stays in order */
-	pbuf_reset(b);
-	pbuf_reset(&keep);
-	for (i = 0; i < w->nq; i++) {
-		struct queued *e = &w->q[i];
-
-		if (e->time <= upto) {
-			pbuf_put(b, w->qdata.data + e->off, e->size);
-			samples += queued_sample(w, e);
-			continue;
-		}
-		/* keep for a later flush, compacted */
-		pbuf_put(&keep, w->qdata.data + e->off, e->size);
-		e->off = keep.len - e->size;
-		w->q[nkeep++] = *e;
+	err = perfdata_queue__peek(w->queue, upto, out, &b);
+	if (err)
+		return err;
+	round = b.nr && w->rounds;
+	if (round && b.copied) {
+		if (perfdata_encode_finished_round(out))
+			return -ENOMEM;
+		b.data = out->data;
+		b.size = out->len;
+		round = false;
 	}
-	if (b->len && w->rounds)
-		perfdata_encode_finished_round(b);
-	if (b->err || keep.err) {
-		pbuf_reset(&keep);
-		w->qspare = keep;
-		return -ENOMEM;
-	}
-	/* swap the halves: both keep their memory for the next flush */
-	w->qspare = w->qdata;
-	pbuf_reset(&w->qspare);
-	w->qdata = keep;
-	w->nq = nkeep;
-	if (b->len) {
-		err = write_data(w, b->data, b->len, samples);
+	if (b.size) {
+		err = write_data(w, b.data, b.size, b.samples);
 		if (err)
 			return err;
 	}
+	if (round) {
+		pbuf_reset(out);
+		err = perfdata_encode_finished_round(out);
+		if (!err)
+			err = write_data(w, out->data, out->len, 0);
+		if (err)
+			return err;
+	}
+	perfdata_queue__drop(w->queue);
 	return write_header(w);
 }
 
@@ -627,9 +439,9 @@ static int write_features(struct perfdata_writer *w, const struct perfdata_env *
 
 	for (size_t i = 0; i < nsec; i++)
 		secs[i].offset += off;
-	err = pwrite_full(w->fd, secs, nsec * sizeof(secs[0]), base);
+	err = pwrite_full(w->fd, secs, nsec * sizeof(secs[0]), (off_t)base);
 	if (!err)
-		err = pwrite_full(w->fd, payload->data, payload->len, off);
+		err = pwrite_full(w->fd, payload->data, payload->len, (off_t)off);
 	w->file_size = err ? base : off + payload->len;
 	return err;
 }

@@ -225,6 +225,13 @@ struct scan {
 	bool have_symtab;
 };
 
+/* A libelf call failed on sc's file: what is skipped, and libelf's reason. */
+static void scan_elf_warn(const struct scan *sc, const char *call, const char *skipped)
+{
+	pr_warn("trace: %s: %s skipped: libelf's %s failed: %s",
+		sc->path, skipped, call, elf_errmsg(-1));
+}
+
 static int sym_file_offset(struct scan *sc, const GElf_Sym *sym, __u64 *off)
 {
 	__u64 a = sym->st_value;
@@ -244,8 +251,12 @@ static int sym_file_offset(struct scan *sc, const GElf_Sym *sym, __u64 *off)
 	if (sym->st_shndx == SHN_UNDEF || sym->st_shndx >= SHN_LORESERVE)
 		return -ENOENT;
 	scn = elf_getscn(sc->elf, sym->st_shndx);
-	if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
-	    a < sh.sh_addr || a - sh.sh_addr >= sh.sh_size)
+	if (!scn || !gelf_getshdr(scn, &sh)) {
+		pr_debug("trace: %s: section %u of a symbol: libelf's %s failed: %s", sc->path,
+			 sym->st_shndx, scn ? "gelf_getshdr" : "elf_getscn", elf_errmsg(-1));
+		return -ENOENT;
+	}
+	if (sh.sh_type == SHT_NOBITS || a < sh.sh_addr || a - sh.sh_addr >= sh.sh_size)
 		return -ENOENT;
 	*off = a - sh.sh_addr + sh.sh_offset;
 	return 0;
@@ -310,7 +321,11 @@ static int scan_symbols(struct scan *sc, struct trace_syms *s, __u32 binary,
 	Elf_Data *data = elf_getdata(scn, NULL);
 	size_t i, n;
 
-	if (!data || !sh->sh_entsize)
+	if (!data) {
+		scan_elf_warn(sc, "elf_getdata", "a symbol table");
+		return 0;
+	}
+	if (!sh->sh_entsize)
 		return 0;
 	n = sh->sh_size / sh->sh_entsize;
 	for (i = 0; i < n; i++) {
@@ -320,8 +335,11 @@ static int scan_symbols(struct scan *sc, struct trace_syms *s, __u32 binary,
 		bool added;
 		int err;
 
-		if (!gelf_getsym(data, (int)i, &sym))
-			break;		/* past the data libelf has */
+		if (!gelf_getsym(data, (int)i, &sym)) {
+			/* past the data libelf has */
+			scan_elf_warn(sc, "gelf_getsym", "the end of a symbol table");
+			break;
+		}
 		if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
 		    !sym.st_value)
 			continue;
@@ -354,25 +372,39 @@ static int scan_elf(struct scan *sc, struct trace_syms *s, __u32 binary, size_t 
 	size_t i;
 	int err = 0;
 
-	if (!gelf_getehdr(sc->elf, &eh) || (eh.e_type != ET_EXEC && eh.e_type != ET_DYN)) {
+	if (!gelf_getehdr(sc->elf, &eh)) {
+		pr_err("trace: '%s' is not an ELF executable or shared library (libelf: %s)",
+		       sc->path, elf_errmsg(-1));
+		return -ENOEXEC;
+	}
+	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) {
 		pr_err("trace: '%s' is not an ELF executable or shared library", sc->path);
 		return -ENOEXEC;
 	}
-	if (elf_getphdrnum(sc->elf, &sc->nr_phdrs))
+	if (elf_getphdrnum(sc->elf, &sc->nr_phdrs)) {
+		pr_debug("trace: %s: no program headers: libelf's elf_getphdrnum failed: %s",
+			 sc->path, elf_errmsg(-1));
 		sc->nr_phdrs = 0;
+	}
 	if (sc->nr_phdrs > 4096)
 		sc->nr_phdrs = 4096;
 	sc->phdrs = calloc(sc->nr_phdrs ? sc->nr_phdrs : 1, sizeof(*sc->phdrs));
 	if (!sc->phdrs)
 		return -ENOMEM;
-	for (i = 0; i < sc->nr_phdrs; i++)
-		if (!gelf_getphdr(sc->elf, (int)i, &sc->phdrs[i]))
+	for (i = 0; i < sc->nr_phdrs; i++) {
+		if (!gelf_getphdr(sc->elf, (int)i, &sc->phdrs[i])) {
+			pr_debug("trace: %s: program header %zu skipped: libelf's gelf_getphdr failed: %s",
+				 sc->path, i, elf_errmsg(-1));
 			memset(&sc->phdrs[i], 0, sizeof(sc->phdrs[i]));
+		}
+	}
 	while (!err && (scn = elf_nextscn(sc->elf, scn))) {
 		GElf_Shdr sh;
 
-		if (!gelf_getshdr(scn, &sh))
+		if (!gelf_getshdr(scn, &sh)) {
+			scan_elf_warn(sc, "gelf_getshdr", "a section");
 			continue;
+		}
 		if (sh.sh_type == SHT_SYMTAB)
 			sc->have_symtab = true;
 		if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM)
@@ -409,6 +441,7 @@ static int open_elf(const char *path, int *fd_out, Elf **elf_out, struct stat *s
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	Elf *elf;
+	int bad;
 
 	if (fd < 0) {
 		int err = -errno;
@@ -423,9 +456,13 @@ static int open_elf(const char *path, int *fd_out, Elf **elf_out, struct stat *s
 	}
 	elf_version(EV_CURRENT);
 	/* counts checked before libelf allocates from them (elf/headers.h) */
-	elf = elf_headers_check_fd(fd) ? NULL : elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	bad = elf_headers_check_fd(fd);
+	elf = bad ? NULL : elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		pr_err("trace: '%s' is not an ELF file", path);
+		if (bad || elf)
+			pr_err("trace: '%s' is not an ELF file", path);
+		else
+			pr_err("trace: '%s' is not an ELF file (libelf: %s)", path, elf_errmsg(-1));
 		if (elf)
 			elf_end(elf);
 		close(fd);

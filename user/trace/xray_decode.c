@@ -13,16 +13,7 @@
 #include <string.h>
 
 #include "trace/xray.h"
-
-static __u64 le_get(const __u8 *p, int n)
-{
-	__u64 v = 0;
-	int i;
-
-	for (i = n - 1; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
+#include "util/le.h"
 
 static const char *md_name(unsigned int kind)
 {
@@ -86,7 +77,7 @@ static int decode_md(struct decoder *d, size_t off)
 		if (d->pend.nr_args >= PREC_TRACE_MAX_ARGS)
 			return bad(d, off, "more than %d CallArgument records",
 				   PREC_TRACE_MAX_ARGS);
-		d->pend.args[d->pend.nr_args++] = le_get(r + 1, 8);
+		d->pend.args[d->pend.nr_args++] = le64_load(r + 1);
 		return 0;
 	}
 	if (d->bias_pending)
@@ -94,7 +85,7 @@ static int decode_md(struct decoder *d, size_t off)
 			   md_name(kind));
 	switch (kind) {
 	case PREC_XRAY_MD_NEW_BUFFER:
-		d->tid = (__u32)le_get(r + 1, 4);
+		d->tid = le32_load(r + 1);
 		d->have_tid = true;
 		d->have_time = false;
 		return 0;
@@ -103,26 +94,26 @@ static int decode_md(struct decoder *d, size_t off)
 		if (!d->have_tid || d->have_time)
 			return bad(d, off, "%s outside a thread preamble", md_name(kind));
 		if (kind == PREC_XRAY_MD_PID) {
-			d->pid = (__u32)le_get(r + 1, 4);
+			d->pid = le32_load(r + 1);
 			d->have_pid = true;
 		}
 		return 0;
 	case PREC_XRAY_MD_NEW_CPU_ID:
 		if (!d->have_tid || !d->have_pid)
 			return bad(d, off, "NewCPUId before NewBuffer and Pid");
-		d->pend.cpu = (__u32)le_get(r + 1, 2);
-		d->base = le_get(r + 3, 8);
+		d->pend.cpu = le16_load(r + 1);
+		d->base = le64_load(r + 3);
 		d->have_time = true;
 		return 0;
 	case PREC_XRAY_MD_TSC_WRAP:
 		if (!d->have_time)
 			return bad(d, off, "TSCWrap before NewCPUId");
-		d->base = le_get(r + 1, 8);
+		d->base = le64_load(r + 1);
 		return 0;
 	case PREC_XRAY_MD_LOAD_BIAS:
 		if (!d->have_time)
 			return bad(d, off, "LoadBias before NewCPUId");
-		d->bias = le_get(r + 1, 8);
+		d->bias = le64_load(r + 1);
 		d->slot = r[9];
 		d->bias_pending = true;
 		return 0;
@@ -139,7 +130,7 @@ static int decode_md(struct decoder *d, size_t off)
 static int decode_function(struct decoder *d, size_t off)
 {
 	const __u8 *r = d->p + off;
-	__u32 w = (__u32)le_get(r, 4);
+	__u32 w = le32_load(r);
 	unsigned int action = (w >> 1) & 7;
 	struct xray_event *ev = &d->pend;
 
@@ -149,7 +140,7 @@ static int decode_function(struct decoder *d, size_t off)
 		return bad(d, off, "unknown function record action %u", action);
 	if (d->bias_pending && action != PREC_XRAY_ENTER && action != PREC_XRAY_ENTER_ARGS)
 		return bad(d, off, "exit record after LoadBias (an entry must follow it)");
-	d->base += le_get(r + 4, 4);
+	d->base += le32_load(r + 4);
 	ev->time = d->base;
 	ev->pid = d->pid;
 	ev->tid = d->tid;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "trace/xray.h"
+#include "util/le.h"
 
 int xray_put_function(struct pbuf *out, unsigned int action, __u32 func_id, __u32 delta)
 {
@@ -30,21 +31,13 @@ int xray_put_md(struct pbuf *out, unsigned int kind, const void *payload, size_t
 	return pbuf_put(out, rec, sizeof(rec));
 }
 
-/* Little-endian field packing into a payload. */
-static void le_put(__u8 *p, __u64 v, int n)
-{
-	int i;
-
-	for (i = 0; i < n; i++)
-		p[i] = (__u8)(v >> (8 * i));
-}
-
-/* A metadata record whose payload is one little-endian value of n bytes. */
+/* A metadata record whose payload is one little-endian value of n bytes
+ * (4 or 8): the first n bytes of v's 8. */
 static int put_md_value(struct pbuf *out, unsigned int kind, __u64 v, int n)
 {
 	__u8 p[8];
 
-	le_put(p, v, n);
+	le64_store(p, v);
 	return xray_put_md(out, kind, p, (size_t)n);
 }
 
@@ -62,8 +55,8 @@ int xray_put_new_cpu(struct pbuf *out, __u16 cpu, __u64 time)
 {
 	__u8 p[10];
 
-	le_put(p, cpu, 2);
-	le_put(p + 2, time, 8);
+	le16_store(p, cpu);
+	le64_store(p + 2, time);
 	return xray_put_md(out, PREC_XRAY_MD_NEW_CPU_ID, p, sizeof(p));
 }
 
@@ -76,8 +69,8 @@ int xray_put_walltime(struct pbuf *out, __u64 sec, __u32 usec)
 {
 	__u8 p[12];
 
-	le_put(p, sec, 8);
-	le_put(p + 8, usec, 4);
+	le64_store(p, sec);
+	le32_store(p + 8, usec);
 	return xray_put_md(out, PREC_XRAY_MD_WALLTIME, p, sizeof(p));
 }
 
@@ -100,7 +93,7 @@ int xray_put_load_bias(struct pbuf *out, __u64 bias, __u8 slot)
 {
 	__u8 p[9];
 
-	le_put(p, bias, 8);
+	le64_store(p, bias);
 	p[8] = slot;
 	return xray_put_md(out, PREC_XRAY_MD_LOAD_BIAS, p, sizeof(p));
 }
@@ -112,8 +105,8 @@ int xray_put_custom_event(struct pbuf *out, __s32 delta, const void *data, __u32
 
 	if (size == 0 || size > 0x7fffffff)
 		return -EINVAL;
-	le_put(p, size, 4);
-	le_put(p + 4, (__u32)delta, 4);
+	le32_store(p, size);
+	le32_store(p + 4, (__u32)delta);
 	err = xray_put_md(out, PREC_XRAY_MD_CUSTOM_EVENT, p, sizeof(p));
 	if (err)
 		return err;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/io.h"
 #include "util/log.h"
 
 #define NS_PER_SEC	1000000000ULL
@@ -213,8 +214,7 @@ static const char *failure(int err)
 static int write_file(const char *path, const struct pbuf *b)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-	size_t done = 0;
-	int err = 0;
+	int err;
 
 	if (fd < 0) {
 		err = -errno;
@@ -222,17 +222,7 @@ static int write_file(const char *path, const struct pbuf *b)
 		       path, strerror(errno));
 		return err;
 	}
-	while (done < b->len) {
-		ssize_t n = write(fd, b->data + done, b->len - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			err = n < 0 ? -errno : -EIO;
-			break;
-		}
-		done += (size_t)n;
-	}
+	err = write_full(fd, b->data, b->len);
 	if (close(fd) && !err)
 		err = -errno;
 	if (err) {

@@ -4,9 +4,14 @@
 #ifndef PRECORD_UTIL_LOG_H
 #define PRECORD_UTIL_LOG_H
 
+#include <stdbool.h>
+
 enum log_level { LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
 
 extern int log_verbosity;	/* -q: -1, default 0, -v: 1, -vv: 2 */
+
+/* Whether messages of lvl are shown: for one that costs work to build. */
+bool log_enabled(enum log_level lvl);
 
 void log_msg(enum log_level lvl, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
