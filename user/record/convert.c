@@ -16,6 +16,7 @@
 #include "perfdata/writer.h"
 #include "record/dsos.h"
 #include "record/session_int.h"
+#include "record/target.h"
 #include "util/log.h"
 
 /* ips: the sample's stacks, as checked by the caller (8-aligned in the ring). */
@@ -99,7 +100,7 @@ int convert_ring_record(void *ctx, void *data, size_t size)
 
 static bool is_target_pid(struct session *s, __u32 pid)
 {
-	return s->all || tidset_has(&s->targets, pid);
+	return target_set__has(s->targets, pid);
 }
 
 struct mmap2_body {
@@ -190,8 +191,7 @@ static int on_fork(struct session *s, const struct perf_event_header *h, __u64 t
 {
 	const __u32 *w = (const __u32 *)(h + 1);	/* pid, ppid, tid, ptid */
 
-	if (!s->all && !s->by_tid && w[0] != w[1] && tidset_has(&s->targets, w[1]) &&
-	    tidset_add(&s->targets, w[0]))
+	if (target_set__fork(s->targets, w[1], w[0]))
 		return -ENOMEM;
 	if (!is_target_pid(s, w[0]))
 		return 0;
@@ -200,11 +200,7 @@ static int on_fork(struct session *s, const struct perf_event_header *h, __u64 t
 	return perfdata_writer__queue(s->w, time, h, h->size);
 }
 
-/*
- * A target's EXIT.  A process leaves the targets when its main thread
- * exits (a thread with -t), as bpf/sample.bpf.c's on_exit takes it out of
- * the BPF set: a process that later gets the same pid is no target.
- */
+/* A target's EXIT: the process (a thread with -t) leaves the targets. */
 static int on_exit(struct session *s, const struct perf_event_header *h, __u64 time)
 {
 	const __u32 *w = (const __u32 *)(h + 1);	/* pid, ppid, tid, ptid */
@@ -213,10 +209,7 @@ static int on_exit(struct session *s, const struct perf_event_header *h, __u64 t
 	if (!is_target_pid(s, w[0]))
 		return 0;
 	err = perfdata_writer__queue(s->w, time, h, h->size);
-	if (s->by_tid)
-		tidset_del(&s->targets, w[2]);
-	else if (!s->all && w[0] == w[2])
-		tidset_del(&s->targets, w[0]);
+	target_set__exit(s->targets, w[0], w[2]);
 	return err;
 }
 

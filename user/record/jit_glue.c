@@ -32,6 +32,7 @@
 #include "perfdata/writer.h"
 #include "record/dsos.h"
 #include "record/session_int.h"
+#include "record/target.h"
 #include "util/array.h"
 #include "util/log.h"
 #include "util/printable.h"
@@ -105,8 +106,8 @@ static __u32 pid_from_name(const char *path, const char *prefix, const char *suf
 
 static __u32 default_pid(const struct session *s)
 {
-	if (s->child > 0 && !s->o->nr_pids && !s->all)
-		return (__u32)s->child;
+	if (target_set__command(s->targets) && !s->o->nr_pids && !s->all)
+		return (__u32)target_set__command(s->targets);
 	if (s->o->nr_pids == 1)
 		return (__u32)s->o->pids[0];
 	return 0;

@@ -348,15 +348,6 @@ static void report_targets_full(struct session *s)
 			(unsigned long long)n, bpf_map__max_entries(s->skel->maps.targets));
 }
 
-static int add_target(struct session *s, __u32 id)
-{
-	__u8 one = 1;
-
-	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.targets), &id, &one, BPF_ANY))
-		return -errno;
-	return tidset_add(&s->targets, id);
-}
-
 /* ---- output ------------------------------------------------------------ */
 
 /* The JIT images of perf.data live in perf.data.jit: they follow the file
@@ -469,20 +460,8 @@ static int synthesize(struct session *s)
 	struct pbuf b = { 0 };
 	int err = synth_kernel(&b, s->id_type);
 
-	if (!err && s->all) {
-		err = synth_all(&b, s->id_type, s->dt);
-	} else if (!err) {
-		for (size_t i = 0; !err && i < s->targets.cap; i++) {
-			__u32 id = s->targets.keys[i];
-			int tgid;
-
-			if (!id || (s->child > 0 && id == (__u32)s->child))
-				continue;	/* the command: still precord until it execs */
-			tgid = s->by_tid ? proc_tgid(id) : (int)id;
-			if (tgid > 0)
-				err = synth_process(&b, s->id_type, s->dt, (__u32)tgid, false);
-		}
-	}
+	if (!err)
+		err = target_set__synthesize(s->targets, &b, s->id_type, s->dt);
 	if (!err)
 		err = perfdata_encode_finished_init(&b);
 	if (!err)
@@ -652,35 +631,6 @@ static int wait_for_data(struct session *s, int timeout_ms)
 	return 0;
 }
 
-static bool targets_gone(struct session *s)
-{
-	int alive = 0;
-
-	if (s->child > 0 && s->child_done)
-		return true;
-	if (!s->nr_pidfds)
-		return false;
-	for (int i = 0; i < s->nr_pidfds; i++) {
-		struct pollfd p = { .fd = s->pidfds[i], .events = POLLIN };
-
-		if (s->pidfds[i] >= 0 && poll(&p, 1, 0) == 0)
-			alive++;
-	}
-	return alive == 0;
-}
-
-static void reap_child(struct session *s)
-{
-	int st;
-
-	if (s->child <= 0 || s->child_done)
-		return;
-	if (waitpid(s->child, &st, WNOHANG) == s->child) {
-		s->child_status = st;
-		s->child_done = true;
-	}
-}
-
 static int run_loop(struct session *s)
 {
 	const struct prec_opts *o = s->o;
@@ -713,8 +663,8 @@ static int run_loop(struct session *s)
 		}
 		prev_mark = mark;
 		if (child_exited)
-			reap_child(s);
-		if (targets_gone(s) || (deadline && mark >= deadline))
+			target_set__reap(s->targets);
+		if (target_set__gone(s->targets) || (deadline && mark >= deadline))
 			break;
 		if (mark - last_status >= 1000000000ULL) {
 			status_show(s);
@@ -777,14 +727,9 @@ static void teardown(struct session *s)
 	sample_bpf__destroy(s->skel);
 	perfdata_writer__free(s->w);
 	dso_table__free(s->dt);
-	for (int i = 0; i < s->nr_pidfds; i++)
-		if (s->pidfds[i] >= 0)
-			close(s->pidfds[i]);
-	free(s->pidfds);
 	free(s->cpu_index);
 	free(s->callchain);
 	cpu_set_list__free(&s->cpus);
-	tidset_free(&s->targets);
 	pbuf_free(&s->rec);
 	free(s->out_path);
 	free(s->cache_dir);
@@ -813,48 +758,27 @@ static void print_summary(struct session *s)
 static int setup_targets(struct session *s)
 {
 	const struct prec_opts *o = s->o;
-	int err = 0;
+	int map_fd = bpf_map__fd(s->skel->maps.targets);
+	int err;
 
-	s->pidfds = calloc(PREC_MAX_PIDS, sizeof(int));
-	if (!s->pidfds)
-		return -ENOMEM;
-	for (int i = 0; !err && i < o->nr_pids; i++) {
-		err = target_check_pid(o->pids[i], "PID");
-		if (!err)
-			err = add_target(s, (__u32)o->pids[i]);
-		if (!err)
-			s->pidfds[s->nr_pidfds++] = target_pidfd(o->pids[i]);
-	}
-	for (int i = 0; !err && i < o->nr_tids; i++) {
-		err = target_check_pid(o->tids[i], "TID");
-		if (!err)
-			err = add_target(s, (__u32)o->tids[i]);
-		if (!err)
-			s->pidfds[s->nr_pidfds++] = target_pidfd(o->tids[i]);
-	}
+	err = target_set__add_listed(s->targets, o->pids, o->nr_pids, "PID", map_fd);
+	if (!err)
+		err = target_set__add_listed(s->targets, o->tids, o->nr_tids, "TID", map_fd);
 	return err;
 }
 
 static int start_command(struct session *s)
 {
-	int err = target_spawn(s->o->cmd, &s->child, &s->go_fd, &s->exec_err_fd);
+	int err = target_set__spawn(s->targets, s->o->cmd);
 
-	if (err) {
-		pr_err("cannot start '%s': %s", s->o->cmd[0], strerror(-err));
-		return err;
-	}
-	/* The command is sampled from its exec on (bpf on_exec), as perf's
-	 * enable_on_exec does; its side-band records are kept from now. */
-	if (!s->all && !s->o->nr_pids && !s->o->nr_tids) {
-		s->skel->bss->exec_child = (__u32)s->child;
-		err = tidset_add(&s->targets, (__u32)s->child);
-	}
+	if (!err && target_set__exec_command(s->targets))
+		s->skel->bss->exec_child = (__u32)target_set__exec_command(s->targets);
 	return err;
 }
 
 int record_session__run(const struct prec_opts *o)
 {
-	struct session s = { .o = o, .out_fd = -1, .go_fd = -1, .exec_err_fd = -1 };
+	struct session s = { .o = o, .out_fd = -1 };
 	const struct event_name *ev = NULL;
 	struct perf_event_attr sba;
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -891,7 +815,8 @@ int record_session__run(const struct prec_opts *o)
 	s.cpu_index = malloc((size_t)s.cpus.max_cpu * sizeof(int));
 	s.callchain = malloc((2 + 2 * PREC_MAX_STACK) * sizeof(__u64));
 	s.dt = dso_table__new();
-	if (!s.cpu_index || !s.callchain || !s.dt) {
+	s.targets = target_set__new(s.all, s.by_tid);
+	if (!s.cpu_index || !s.callchain || !s.dt || !s.targets) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -958,24 +883,16 @@ int record_session__run(const struct prec_opts *o)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	if (s.child > 0) {
-		err = target_release(s.child, &s.go_fd, &s.exec_err_fd);
-		if (err) {
-			pr_err("cannot run '%s': %s", o->cmd[0], strerror(-err));
-			waitpid(s.child, NULL, 0);
-			s.child = 0;
-			goto out;
-		}
-	}
+	err = target_set__release(s.targets);
+	if (err)
+		goto out;
 	if (!o->quiet && o->verbose)
 		pr_info("recording; press Ctrl-C to stop");
 	err = run_loop(&s);
 	/* A command that only set the duration (-p/-t/-a) is not waited for;
 	 * a recorded command gets SIGTERM passed on, and so it does when a
 	 * full disk stopped the recording (as perf record does). */
-	if (s.child > 0 && !s.child_done &&
-	    (stop_signal == SIGTERM || s.nr_pidfds || s.all || perfdata_writer__error(s.w)))
-		kill(s.child, SIGTERM);
+	target_set__end_command(s.targets, stop_signal == SIGTERM || perfdata_writer__error(s.w));
 	stop_sampling(&s);
 	if (!err)
 		err = finish_file(&s, tod, mono);
@@ -990,25 +907,12 @@ int record_session__run(const struct prec_opts *o)
 		goto out;
 	}
 	print_summary(&s);
-	status = 0;
-	if (s.child > 0) {
-		if (!s.child_done && waitpid(s.child, &s.child_status, 0) == s.child)
-			s.child_done = true;
-		if (WIFEXITED(s.child_status))
-			status = WEXITSTATUS(s.child_status);
-	}
+	status = target_set__wait_command(s.targets);
 	if (s.lost_output && !status)
 		status = 1;
 out:
 	status_erase();
-	if (s.child > 0 && !s.child_done) {
-		kill(s.child, SIGKILL);
-		waitpid(s.child, NULL, 0);
-	}
-	if (s.go_fd >= 0)
-		close(s.go_fd);
-	if (s.exec_err_fd >= 0)
-		close(s.exec_err_fd);
+	target_set__free(s.targets);
 	if (output_made)
 		discard_output(&s);
 	teardown(&s);

@@ -20,6 +20,7 @@ struct dso_table;
 struct trace_session;
 struct jit_glue;
 struct sb_entry;
+struct target_set;
 
 struct session {
 	const struct prec_opts *o;
@@ -38,20 +39,13 @@ struct session {
 	struct sb_entry *sbq;		/* side-band records of one drain, by time */
 	size_t sbq_n, sbq_cap;
 	struct pbuf sbbuf;
-	struct tidset targets;		/* tgids (or tids with -t) recorded */
+	struct target_set *targets;	/* target.c */
 	bool sampling;
 	bool all;			/* -a */
 	bool by_tid;			/* -t */
 	__u64 sample_type;
 	__u64 id_type;			/* sample_type giving every record's trailer */
 	__u64 *callchain;		/* scratch: 2 markers + 2 stacks */
-
-	pid_t child;			/* -- command */
-	int go_fd, exec_err_fd;
-	int child_status;
-	bool child_done;
-	int *pidfds;
-	int nr_pidfds;
 
 	char *out_path;
 	int out_fd;

@@ -43,8 +43,8 @@ static int bind_pids(const struct session *s, int *out)
 			out[n++] = o->pids[i];
 		return n;
 	}
-	if (s->child > 0)
-		out[n++] = s->child;
+	if (target_set__command(s->targets))
+		out[n++] = target_set__command(s->targets);
 	return n;
 }
 
