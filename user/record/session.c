@@ -29,13 +29,13 @@
 #include "precord/bpf_abi.h"
 #include "precord/perf_file.h"
 #include "perfdata/buildid_cache.h"
+#include "record/bpf_sampler.h"
 #include "perfdata/record.h"
 #include "perfdata/writer.h"
 #include "record/dsos.h"
 #include "record/session_int.h"
 #include "record/synth.h"
 #include "record/target.h"
-#include "sample.skel.h"
 #include "util/array.h"
 #include "util/log.h"
 
@@ -65,17 +65,6 @@ static __u64 now_ns(clockid_t clk)
 
 	clock_gettime(clk, &ts);
 	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
-}
-
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if (level == LIBBPF_DEBUG && log_verbosity < 2)
-		return 0;
-	if (level == LIBBPF_INFO && log_verbosity < 1)
-		return 0;
-	if (log_verbosity < 1)
-		return 0;	/* libbpf's own warnings only with -v: we report failures */
-	return vfprintf(stderr, fmt, ap);
 }
 
 /* ---- status line ------------------------------------------------------ */
@@ -245,7 +234,7 @@ static int open_sampling(struct session *s, const struct event_name *ev)
 	int err;
 
 	sample_attr(s->o, ev, &a);
-	err = sample_events__open(&s->se, &a, &s->cpus, s->skel->progs.on_sample);
+	err = sample_events__open(&s->se, &a, &s->cpus, bpf_sampler__program(s->bpf));
 	if (err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV) {
 		pr_err("event '%s' is not supported on this machine%s: use -e cpu-clock",
 		       s->o->event, ev->type == PERF_TYPE_HARDWARE ? " (no hardware PMU)" : "");
@@ -256,96 +245,6 @@ static int open_sampling(struct session *s, const struct event_name *ev)
 		return err;
 	}
 	return 0;
-}
-
-/* ---- BPF -------------------------------------------------------------- */
-
-/* PRECORD_MAX_TARGETS: room for that many live target processes in the
- * BPF set instead of 8192 (0: not set). */
-static __u32 max_targets(void)
-{
-	const char *e = getenv("PRECORD_MAX_TARGETS");
-	unsigned long v;
-	char *end;
-
-	if (!e || !*e)
-		return 0;
-	v = strtoul(e, &end, 10);
-	if (*end || !v || v > 1UL << 22) {
-		pr_warn("PRECORD_MAX_TARGETS=%s is not a number from 1 to 4194304; ignored", e);
-		return 0;
-	}
-	return (__u32)v;
-}
-
-static int load_bpf(struct session *s)
-{
-	const struct prec_opts *o = s->o;
-	__u32 ring = 8u << 20, nr_targets = max_targets();
-	int err;
-
-	s->skel = sample_bpf__open();
-	if (!s->skel) {
-		pr_err("cannot open the BPF programs: %s", strerror(errno));
-		return -errno;
-	}
-	s->skel->rodata->filter_mode = s->all ? PREC_FILTER_ALL :
-				       s->by_tid ? PREC_FILTER_TID : PREC_FILTER_TGID;
-	s->skel->rodata->want_callchain = o->callchain;
-	s->skel->rodata->keep_idle = s->all;
-	s->skel->rodata->follow_forks = !o->no_inherit;
-	if (o->mmap_pages)
-		ring = o->mmap_pages * 4096u;
-	bpf_map__set_max_entries(s->skel->maps.events, ring);
-	if (nr_targets)
-		bpf_map__set_max_entries(s->skel->maps.targets, nr_targets);
-	s->skel->rodata->wakeup_bytes = ring / 4;
-	err = sample_bpf__load(s->skel);
-	if (err) {
-		pr_err("cannot load the BPF programs: %s; run 'precord check'", strerror(-err));
-		return err;
-	}
-	if (!s->all && !s->by_tid) {
-		s->skel->links.on_fork = bpf_program__attach(s->skel->progs.on_fork);
-		if (!s->skel->links.on_fork) {
-			err = -errno;
-			pr_err("cannot attach to sched_process_fork: %s", strerror(-err));
-			return err;
-		}
-	}
-	if (!s->all) {
-		s->skel->links.on_exit = bpf_program__attach(s->skel->progs.on_exit);
-		if (!s->skel->links.on_exit) {
-			err = -errno;
-			pr_err("cannot attach to sched_process_exit: %s", strerror(-err));
-			return err;
-		}
-	}
-	if (o->cmd && !s->all && !o->nr_pids && !o->nr_tids) {
-		s->skel->links.on_exec = bpf_program__attach(s->skel->progs.on_exec);
-		if (!s->skel->links.on_exec) {
-			err = -errno;
-			pr_err("cannot attach to sched_process_exec: %s", strerror(-err));
-			return err;
-		}
-	}
-	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), convert_ring_record, s, NULL);
-	if (!s->rb) {
-		err = -errno;
-		pr_err("cannot set up the BPF ring buffer: %s", strerror(-err));
-		return err;
-	}
-	return 0;
-}
-
-/* Say how many new processes of the targets the full BPF set left out. */
-static void report_targets_full(struct session *s)
-{
-	__u64 n = s->skel ? __atomic_load_n(&s->skel->bss->targets_full, __ATOMIC_RELAXED) : 0;
-
-	if (n)
-		pr_warn("%llu new processes of the targets were not recorded: more than %u targets were alive at once",
-			(unsigned long long)n, bpf_map__max_entries(s->skel->maps.targets));
 }
 
 /* ---- output ------------------------------------------------------------ */
@@ -526,25 +425,10 @@ static void report_stopped(struct session *s)
 
 /* ---- the loop ---------------------------------------------------------- */
 
-static __u64 read_drops(struct session *s)
-{
-	int ncpu = libbpf_num_possible_cpus();
-	__u64 *v = calloc((size_t)ncpu, sizeof(__u64)), sum = 0;
-	__u32 zero = 0;
-
-	if (!v)
-		return 0;
-	if (!bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.drops), &zero, v))
-		for (int i = 0; i < ncpu; i++)
-			sum += v[i];
-	free(v);
-	return sum;
-}
-
 /* Drops counted in BPF since the last call become one LOST_SAMPLES record. */
 static int report_drops(struct session *s, __u64 time)
 {
-	__u64 total = read_drops(s) + session_trace_lost(s), lost;
+	__u64 total = bpf_sampler__drops(s->bpf) + session_trace_lost(s), lost;
 	struct perfdata_sample_id sid = { .time = time };
 
 	if (total <= s->lost_reported)
@@ -612,7 +496,7 @@ static int drain(struct session *s)
 	int err = drain_sideband(s);
 
 	if (err >= 0)
-		err = ring_buffer__consume(s->rb);
+		err = bpf_sampler__consume(s->bpf);
 	if (err >= 0)
 		err = session_trace_consume(s);
 	return err < 0 ? err : 0;
@@ -622,7 +506,7 @@ static int drain(struct session *s)
 static int wait_for_data(struct session *s, int timeout_ms)
 {
 	struct pollfd p[2] = {
-		{ .fd = ring_buffer__epoll_fd(s->rb), .events = POLLIN },
+		{ .fd = bpf_sampler__epoll_fd(s->bpf), .events = POLLIN },
 		{ .fd = session_trace_fd(s), .events = POLLIN },
 	};
 
@@ -723,8 +607,7 @@ static void teardown(struct session *s)
 	session_jit_free(s);
 	sample_events__close(&s->se);
 	sideband__close(&s->sb);
-	ring_buffer__free(s->rb);
-	sample_bpf__destroy(s->skel);
+	bpf_sampler__free(s->bpf);
 	perfdata_writer__free(s->w);
 	dso_table__free(s->dt);
 	free(s->cpu_index);
@@ -739,8 +622,9 @@ static void teardown(struct session *s)
 
 static void print_summary(struct session *s)
 {
-	__u64 lost = s->lost_reported + s->sb_lost;
+	__u64 lost = s->lost_reported + s->sb_lost, full;
 	char extra[96] = "";
+	__u32 capacity;
 
 	status_erase();
 	if (s->o->quiet)
@@ -749,7 +633,10 @@ static void print_summary(struct session *s)
 	fprintf(stderr, "[ precord: Captured and wrote %.3f MB %s (%llu samples%s, %llu lost) ]\n",
 		(double)perfdata_writer__file_size(s->w) / (1024.0 * 1024.0), s->o->output,
 		(unsigned long long)s->samples, extra, (unsigned long long)lost);
-	report_targets_full(s);
+	full = bpf_sampler__targets_full(s->bpf, &capacity);
+	if (full)
+		pr_warn("%llu new processes of the targets were not recorded: more than %u targets were alive at once",
+			(unsigned long long)full, capacity);
 	if (s->bad_records)
 		pr_warn("%llu malformed records from the kernel were skipped",
 			(unsigned long long)s->bad_records);
@@ -758,7 +645,7 @@ static void print_summary(struct session *s)
 static int setup_targets(struct session *s)
 {
 	const struct prec_opts *o = s->o;
-	int map_fd = bpf_map__fd(s->skel->maps.targets);
+	int map_fd = bpf_sampler__targets_fd(s->bpf);
 	int err;
 
 	err = target_set__add_listed(s->targets, o->pids, o->nr_pids, "PID", map_fd);
@@ -772,7 +659,7 @@ static int start_command(struct session *s)
 	int err = target_set__spawn(s->targets, s->o->cmd);
 
 	if (!err && target_set__exec_command(s->targets))
-		s->skel->bss->exec_child = (__u32)target_set__exec_command(s->targets);
+		bpf_sampler__follow_exec(s->bpf, target_set__exec_command(s->targets));
 	return err;
 }
 
@@ -787,7 +674,7 @@ int record_session__run(const struct prec_opts *o)
 	bool output_made = false;
 
 	log_verbosity = o->quiet ? -1 : o->verbose;
-	libbpf_set_print(libbpf_print);
+	bpf_sampler__set_logging();
 	status_on = !o->quiet && isatty(STDERR_FILENO);
 	log_before_print = status_erase;
 	s.all = o->all_cpus;
@@ -825,9 +712,13 @@ int record_session__run(const struct prec_opts *o)
 	for (int i = 0; i < s.cpus.nr; i++)
 		s.cpu_index[s.cpus.cpus[i]] = i;
 
-	err = load_bpf(&s);
-	if (!err)
-		err = setup_targets(&s);
+	s.bpf = bpf_sampler__new(o);
+	if (!s.bpf) {
+		err = -errno;
+		goto out;
+	}
+	bpf_sampler__set_consumer(s.bpf, convert_ring_record, &s);
+	err = setup_targets(&s);
 	if (!err && o->cmd) {
 		sigaction(SIGCHLD, &(struct sigaction){ .sa_handler = on_sigchld }, NULL);
 		err = start_command(&s);

@@ -13,8 +13,7 @@
 #include "record/tidset.h"
 #include "util/buf.h"
 
-struct sample_bpf;
-struct ring_buffer;
+struct bpf_sampler;
 struct perfdata_writer;
 struct dso_table;
 struct trace_session;
@@ -24,8 +23,7 @@ struct target_set;
 
 struct session {
 	const struct prec_opts *o;
-	struct sample_bpf *skel;
-	struct ring_buffer *rb;
+	struct bpf_sampler *bpf;		/* bpf_sampler.c */
 	struct cpu_set_list cpus;
 	int *cpu_index;			/* cpu number → index in cpus/ids */
 	struct sample_events se;

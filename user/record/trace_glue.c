@@ -11,10 +11,10 @@
 
 #include <bpf/libbpf.h>
 
+#include "record/bpf_sampler.h"
 #include "record/session_int.h"
 #include "record/synth.h"
 #include "record/target.h"
-#include "sample.skel.h"
 #include "trace/trace.h"
 #include "util/log.h"
 
@@ -87,7 +87,7 @@ int session_trace_setup(struct session *s)
 	 * the traps; but children forked later would then not hit them, so
 	 * they are bound only when children are not followed (-t, -i). */
 	nr_bind = bind_pids(s, bind);
-	err = trace_session__attach(s->ts, bpf_map__fd(s->skel->maps.targets),
+	err = trace_session__attach(s->ts, bpf_sampler__targets_fd(s->bpf),
 				    s->by_tid ? PREC_FILTER_TID : PREC_FILTER_TGID, bind, nr_bind);
 	if (!err && nr_bind)
 		pr_debug("trace: probes bound to %d process%s", nr_bind, nr_bind > 1 ? "es" : "");
