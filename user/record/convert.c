@@ -38,7 +38,7 @@ static int convert_sample(struct session *s, const void *data, size_t size)
 	const __u64 *ips = (const __u64 *)((const __u8 *)data + sizeof(ps));
 	struct perfdata_sample out = { 0 };
 	__u32 nk, nu, n = 0;
-	int idx, err;
+	int err;
 
 	if (size < sizeof(ps))
 		return -EINVAL;
@@ -48,13 +48,13 @@ static int convert_sample(struct session *s, const void *data, size_t size)
 	if (nk > PREC_MAX_STACK || nu > PREC_MAX_STACK ||
 	    ps.hdr.size != sizeof(ps) + 8 * (nk + nu) || ps.hdr.size > size)
 		return -EINVAL;
-	idx = ps.cpu < (__u32)s->cpus.max_cpu ? s->cpu_index[ps.cpu] : -1;
-	if (idx < 0)
+	/* a CPU with no sampling event (ids start at 1) */
+	if (ps.cpu >= (__u32)s->nr_cpu_ids || !s->cpu_ids[ps.cpu])
 		return -EINVAL;
 	if (s->o->callchain)
 		n = perfdata_callchain_build(s->callchain, ips, nk, ips + nk, nu);
 	out.misc = ps.user_mode ? PERF_RECORD_MISC_USER : PERF_RECORD_MISC_KERNEL;
-	out.id = s->se.ids[idx];
+	out.id = s->cpu_ids[ps.cpu];
 	out.ip = ps.ip;
 	out.pid = ps.pid;
 	out.tid = ps.tid;

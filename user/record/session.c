@@ -33,6 +33,7 @@
 #include "perfdata/record.h"
 #include "perfdata/writer.h"
 #include "record/dsos.h"
+#include "record/event_set.h"
 #include "record/session_int.h"
 #include "record/synth.h"
 #include "record/target.h"
@@ -114,139 +115,6 @@ static int check_prereqs(void)
 	return 0;
 }
 
-/* ---- events ------------------------------------------------------------ */
-
-struct event_name {
-	const char *name;
-	__u32 type;
-	__u64 config;
-};
-
-static const struct event_name events[] = {
-	{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
-	{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
-	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
-	{ "cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
-	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
-	{ "cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
-	{ "cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES },
-	{ "branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
-	{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
-	{ "ref-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES },
-};
-
-static const struct event_name *find_event(const char *name)
-{
-	char base[64];
-
-	snprintf(base, sizeof(base), "%s", name);
-	base[strcspn(base, ":")] = 0;	/* modifiers such as :u or :ppp */
-	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
-		if (!strcmp(base, events[i].name))
-			return &events[i];
-	return NULL;
-}
-
-/*
- * The fields of every sample, as perf record 6.1 chooses them
- * (evsel__config, evlist__config): IP|TID|TIME, PERIOD when the rate is a
- * frequency, CPU with -a or -C, CALLCHAIN with -g.  The side-band rides
- * on the sampling event as perf's does, so with that one attr in the file
- * no record needs an id.  --trace adds attrs: then every record says its
- * event with IDENTIFIER, in the layout of the trace samples
- * (PREC_SAMPLE_BASE_BITS).
- */
-static __u64 sample_type(const struct prec_opts *o)
-{
-	__u64 t = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
-
-	if (o->nr_trace_specs)
-		t |= PREC_SAMPLE_BASE_BITS;
-	if (!o->period)
-		t |= PERF_SAMPLE_PERIOD;
-	if (o->all_cpus || o->cpu_list)
-		t |= PERF_SAMPLE_CPU;
-	if (o->callchain)
-		t |= PERF_SAMPLE_CALLCHAIN;
-	return t;
-}
-
-/* MMAP2 / COMM / FORK / EXIT records of every task on the event's CPU. */
-static void want_sideband(struct perf_event_attr *a)
-{
-	a->mmap = 1;
-	a->mmap2 = 1;
-	a->comm = 1;
-	a->comm_exec = 1;
-	a->task = 1;
-	/*
-	 * No attr.build_id: on this kernel an event with it makes the kernel
-	 * flag the MMAP2 records of *other* events on the same mapping as
-	 * build-id records while they carry maj/min/ino, and a perf record
-	 * running at the same time reads the device number as a build-id
-	 * size and aborts (util/build-id.c assertion, stack smashing).
-	 * Build-ids are read from the mapped files instead (record/dsos.c).
-	 */
-}
-
-static void sample_attr(const struct prec_opts *o, const struct event_name *ev,
-			struct perf_event_attr *a)
-{
-	memset(a, 0, sizeof(*a));
-	a->size = sizeof(*a);
-	a->type = ev->type;
-	a->config = ev->config;
-	if (o->period) {
-		a->sample_period = o->period;
-	} else {
-		a->freq = 1;
-		a->sample_freq = o->freq;
-	}
-	a->sample_type = sample_type(o);
-	a->sample_id_all = 1;
-	a->use_clockid = 1;
-	a->clockid = o->clockid;
-	a->exclude_idle = 0;
-	want_sideband(a);
-}
-
-/* The side-band source when nothing samples (--trace alone). */
-static void sideband_attr(struct perf_event_attr *a, int clockid)
-{
-	memset(a, 0, sizeof(*a));
-	a->size = sizeof(*a);
-	a->type = PERF_TYPE_SOFTWARE;
-	a->config = PERF_COUNT_SW_DUMMY;
-	a->sample_period = 1;
-	a->sample_type = PREC_SAMPLE_BASE_BITS;
-	a->sample_id_all = 1;
-	want_sideband(a);
-	a->use_clockid = 1;
-	a->clockid = clockid;
-	a->watermark = 1;
-	a->wakeup_watermark = 1;
-	a->disabled = 0;
-}
-
-static int open_sampling(struct session *s, const struct event_name *ev)
-{
-	struct perf_event_attr a;
-	int err;
-
-	sample_attr(s->o, ev, &a);
-	err = sample_events__open(&s->se, &a, &s->cpus, bpf_sampler__program(s->bpf));
-	if (err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV) {
-		pr_err("event '%s' is not supported on this machine%s: use -e cpu-clock",
-		       s->o->event, ev->type == PERF_TYPE_HARDWARE ? " (no hardware PMU)" : "");
-		return err;
-	}
-	if (err) {
-		pr_err("cannot open the sampling event '%s': %s", ev->name, strerror(-err));
-		return err;
-	}
-	return 0;
-}
-
 /* ---- output ------------------------------------------------------------ */
 
 /* The JIT images of perf.data live in perf.data.jit: they follow the file
@@ -311,45 +179,19 @@ static void discard_output(struct session *s)
 	}
 }
 
-static int add_evsels(struct session *s, const struct event_name *ev)
+static int add_evsels(struct session *s)
 {
-	char name[64];
-	int err;
-
 	/*
 	 * perf script -F +uregs (how --trace-args shows arguments) wants the
 	 * first event of each built-in type to have user registers too: the
 	 * file's copies of these attrs say so, and their samples carry an
 	 * empty register set.
 	 */
-	__u64 regs = s->o->trace_args ? PERF_SAMPLE_REGS_USER : 0;
-	struct perf_event_attr a;
+	int err = event_set__add_evsel(s->ev, s->w, s->o->trace_args ? PERF_SAMPLE_REGS_USER : 0);
 
-	if (s->sampling) {
-		/* the side-band comes with the samples: no dummy event */
-		snprintf(name, sizeof(name), "%s", ev->name);
-		a = s->se.attr;
-		a.sample_type |= regs;
-		s->sample_type = a.sample_type;
-		err = perfdata_writer__add_evsel(s->w, &a, name, s->se.ids, (__u32)s->se.nr);
-		if (err < 0)
-			return err;
-	} else {
-		__u64 *ids = calloc((size_t)s->sb.nr, sizeof(__u64));
-
-		if (!ids)
-			return -ENOMEM;
-		for (int i = 0; i < s->sb.nr; i++)
-			ids[i] = s->sb.rings[i].id;
-		a = s->sb.attr;
-		a.sample_type |= regs;
-		a.watermark = 0;
-		a.wakeup_watermark = 0;
-		err = perfdata_writer__add_evsel(s->w, &a, "dummy:HG", ids, (__u32)s->sb.nr);
-		free(ids);
-		if (err < 0)
-			return err;
-	}
+	if (err)
+		return err;
+	s->sample_type = event_set__sample_type(s->ev);
 	err = session_trace_add_evsels(s);
 	return err < 0 ? err : 0;
 }
@@ -435,65 +277,16 @@ static int report_drops(struct session *s, __u64 time)
 		return 0;
 	lost = total - s->lost_reported;
 	s->lost_reported = total;
-	if (s->sampling)
-		sid.id = s->se.ids[0];
+	sid.id = event_set__lost_id(s->ev);
 	pbuf_reset(&s->rec);
 	if (perfdata_encode_lost_samples(&s->rec, s->id_type, lost, &sid))
 		return -ENOMEM;
 	return perfdata_writer__queue(s->w, time, s->rec.data, s->rec.len);
 }
 
-/*
- * Side-band records come from one ring per CPU: a FORK on one CPU and the
- * child's exec MMAP2s on another would be seen in ring order, child first,
- * and dropped as not yet a target.  They are gathered from every ring and
- * handled in time order.
- */
-struct sb_entry {
-	__u64 time;
-	size_t off;
-};
-
-static int gather_sideband(void *ctx, const struct perf_event_header *h)
-{
-	struct session *s = ctx;
-	struct perfdata_sample_id sid;
-
-	/* a record too short for a trailer sorts first (time 0); convert
-	 * drops it */
-	perfdata_sample_id_parse(s->id_type, h, sizeof(*h), &sid);
-	if (ARRAY_GROW(s->sbq, s->sbq_cap, s->sbq_n + 1))
-		return -ENOMEM;
-	s->sbq[s->sbq_n++] = (struct sb_entry){ sid.time, s->sbbuf.len };
-	return pbuf_put(&s->sbbuf, h, h->size);
-}
-
-static int cmp_sb_entry(const void *a, const void *b)
-{
-	const struct sb_entry *x = a, *y = b;
-
-	if (x->time != y->time)
-		return x->time < y->time ? -1 : 1;
-	return x->off < y->off ? -1 : x->off > y->off;	/* stable */
-}
-
-static int drain_sideband(struct session *s)
-{
-	int err = sideband__drain(&s->sb, gather_sideband, s);
-
-	if (err >= 0 && s->sbq_n) {
-		qsort(s->sbq, s->sbq_n, sizeof(*s->sbq), cmp_sb_entry);
-		for (size_t i = 0; err >= 0 && i < s->sbq_n; i++)
-			err = convert_sideband_record(s, (const void *)(s->sbbuf.data + s->sbq[i].off));
-	}
-	s->sbq_n = 0;
-	pbuf_reset(&s->sbbuf);
-	return err;
-}
-
 static int drain(struct session *s)
 {
-	int err = drain_sideband(s);
+	int err = event_set__drain_sideband(s->ev, convert_sideband_record, s);
 
 	if (err >= 0)
 		err = bpf_sampler__consume(s->bpf);
@@ -560,11 +353,6 @@ static int run_loop(struct session *s)
 
 /* ---- teardown ---------------------------------------------------------- */
 
-static void stop_sampling(struct session *s)
-{
-	sample_events__stop(&s->se);
-}
-
 /* After a failed write stopped the data, what is still in the rings and
  * the JIT mappings would not be written: only tracing is finished (for
  * --xray-out), then the features. */
@@ -605,19 +393,14 @@ static void teardown(struct session *s)
 {
 	session_trace_free(s);
 	session_jit_free(s);
-	sample_events__close(&s->se);
-	sideband__close(&s->sb);
+	event_set__free(s->ev);
 	bpf_sampler__free(s->bpf);
 	perfdata_writer__free(s->w);
 	dso_table__free(s->dt);
-	free(s->cpu_index);
 	free(s->callchain);
-	cpu_set_list__free(&s->cpus);
 	pbuf_free(&s->rec);
 	free(s->out_path);
 	free(s->cache_dir);
-	free(s->sbq);
-	pbuf_free(&s->sbbuf);
 }
 
 static void print_summary(struct session *s)
@@ -666,8 +449,6 @@ static int start_command(struct session *s)
 int record_session__run(const struct prec_opts *o)
 {
 	struct session s = { .o = o, .out_fd = -1 };
-	const struct event_name *ev = NULL;
-	struct perf_event_attr sba;
 	struct sigaction sa = { .sa_handler = on_signal };
 	__u64 tod, mono;
 	int err, status = 1;
@@ -679,38 +460,22 @@ int record_session__run(const struct prec_opts *o)
 	log_before_print = status_erase;
 	s.all = o->all_cpus;
 	s.by_tid = o->nr_tids > 0;
-	s.sampling = !o->nr_trace_specs || o->sample_explicit;
 
 	err = check_prereqs();
 	if (err)
 		goto out;
-	if (s.sampling) {
-		const char *name = o->event ? o->event : "cpu-clock";
-
-		ev = find_event(name);
-		if (!ev) {
-			pr_err("unknown event '%s': give cpu-clock, task-clock, cycles or instructions", name);
-			err = -EINVAL;
-			goto out;
-		}
-	}
-	err = cpu_set_list__parse(&s.cpus, o->cpu_list);
-	if (err) {
-		pr_err("bad CPU list '%s': %s", o->cpu_list ? o->cpu_list : "(online)", strerror(-err));
+	s.ev = event_set__new(o);
+	if (!s.ev) {
+		err = -errno;
 		goto out;
 	}
-	s.cpu_index = malloc((size_t)s.cpus.max_cpu * sizeof(int));
 	s.callchain = malloc((2 + 2 * PREC_MAX_STACK) * sizeof(__u64));
 	s.dt = dso_table__new();
 	s.targets = target_set__new(s.all, s.by_tid);
-	if (!s.cpu_index || !s.callchain || !s.dt || !s.targets) {
+	if (!s.callchain || !s.dt || !s.targets) {
 		err = -ENOMEM;
 		goto out;
 	}
-	for (int i = 0; i < s.cpus.max_cpu; i++)
-		s.cpu_index[i] = -1;
-	for (int i = 0; i < s.cpus.nr; i++)
-		s.cpu_index[s.cpus.cpus[i]] = i;
 
 	s.bpf = bpf_sampler__new(o);
 	if (!s.bpf) {
@@ -730,26 +495,16 @@ int record_session__run(const struct prec_opts *o)
 	if (err)
 		goto out;
 
-	if (s.sampling) {
-		err = open_sampling(&s, ev);
-		if (err)
-			goto out;
-		s.sample_type = s.se.attr.sample_type;
-		err = sideband__map(&s.sb, &s.se, 128);
-	} else {
-		sideband_attr(&sba, o->clockid);
-		err = sideband__open(&s.sb, &sba, &s.cpus, 128);
-	}
-	if (err) {
-		pr_err("cannot open side-band events: %s", strerror(-err));
+	err = event_set__open(s.ev, bpf_sampler__program(s.bpf));
+	if (err)
 		goto out;
-	}
-	s.id_type = s.sb.attr.sample_type;
+	s.id_type = event_set__id_type(s.ev);
+	s.cpu_ids = event_set__cpu_ids(s.ev, &s.nr_cpu_ids);
 	err = open_output(&s);
 	if (err)
 		goto out;
 	output_made = true;
-	err = add_evsels(&s, ev);
+	err = add_evsels(&s);
 	if (!err)
 		err = perfdata_writer__begin(s.w);
 	if (!err)
@@ -784,7 +539,7 @@ int record_session__run(const struct prec_opts *o)
 	 * a recorded command gets SIGTERM passed on, and so it does when a
 	 * full disk stopped the recording (as perf record does). */
 	target_set__end_command(s.targets, stop_signal == SIGTERM || perfdata_writer__error(s.w));
-	stop_sampling(&s);
+	event_set__stop(s.ev);
 	if (!err)
 		err = finish_file(&s, tod, mono);
 	if (err) {

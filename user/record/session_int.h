@@ -18,27 +18,22 @@ struct perfdata_writer;
 struct dso_table;
 struct trace_session;
 struct jit_glue;
-struct sb_entry;
+struct event_set;
 struct target_set;
 
 struct session {
 	const struct prec_opts *o;
 	struct bpf_sampler *bpf;		/* bpf_sampler.c */
-	struct cpu_set_list cpus;
-	int *cpu_index;			/* cpu number → index in cpus/ids */
-	struct sample_events se;
-	struct sideband sb;
+	struct event_set *ev;		/* event_set.c */
+	const __u64 *cpu_ids;		/* sampling event id by cpu number */
+	int nr_cpu_ids;
 	struct perfdata_writer *w;
 	struct dso_table *dt;
 	struct trace_session *ts;
 	struct jit_glue *jit;		/* jit_glue.c */
 	char *cache_dir;		/* build-id cache, NULL: none */
 	struct pbuf rec;		/* scratch for one encoded record */
-	struct sb_entry *sbq;		/* side-band records of one drain, by time */
-	size_t sbq_n, sbq_cap;
-	struct pbuf sbbuf;
 	struct target_set *targets;	/* target.c */
-	bool sampling;
 	bool all;			/* -a */
 	bool by_tid;			/* -t */
 	__u64 sample_type;
