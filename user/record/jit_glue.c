@@ -242,20 +242,20 @@ static bool owned_by_target(__u32 pid, int fd)
 	return !fstat(fd, &st) && !stat(proc, &pst) && st.st_uid == pst.st_uid;
 }
 
-enum jit_mmap_action session_jit_mmap(struct session *s, __u32 pid, const char *name,
-				      __u32 prot, __u64 start, __u64 len, __u64 time)
+enum exec_map_action session_jit_mmap(void *ctx, __u32 pid, const char *name,
+				      __u32 prot, __u64 start, __u64 len)
 {
+	struct session *s = ctx;
 	struct jit_glue *g = s->jit;
 	__u32 dump_pid;
 	int fd, err;
 
-	(void)time;
 	if (!jit_on(s) || !s->o->jit)
-		return JIT_MMAP_WRITE;
+		return EXEC_MAP_WRITE;
 	dump_pid = pid_from_name(name, "jit-", ".dump");
 	if (dump_pid && (dump_pid == pid || !tidset_has(&g->jit_pids, pid))) {
 		if (!merger(s))
-			return JIT_MMAP_DROP;
+			return EXEC_MAP_DROP;
 		fd = open_in_target(pid, start, len, name);
 		err = jit_merger__add_jitdump(g->m, name, fd, pid);
 		if (err) {
@@ -266,17 +266,18 @@ enum jit_mmap_action session_jit_mmap(struct session *s, __u32 pid, const char *
 		} else {
 			tidset_add(&g->jit_pids, pid);
 		}
-		return JIT_MMAP_DROP;
+		return EXEC_MAP_DROP;
 	}
 	if ((prot & 4) && is_anon(name)) {
 		tidset_add(&g->anon_pids, pid);
-		return JIT_MMAP_HOLD;
+		return EXEC_MAP_HOLD;
 	}
-	return JIT_MMAP_WRITE;
+	return EXEC_MAP_WRITE;
 }
 
-int session_jit_hold(struct session *s, __u32 pid, __u64 time, const void *rec, size_t size)
+int session_jit_hold(void *ctx, __u32 pid, __u64 time, const void *rec, size_t size)
 {
+	struct session *s = ctx;
 	struct jit_glue *g = s->jit;
 
 	if (ARRAY_GROW(g->hm, g->hm_cap, g->nhm + 1))

@@ -34,6 +34,7 @@
 #include "perfdata/writer.h"
 #include "record/dsos.h"
 #include "record/event_set.h"
+#include "record/sample_converter.h"
 #include "record/session_int.h"
 #include "record/synth.h"
 #include "record/target.h"
@@ -84,19 +85,19 @@ static void status_erase(void)
 static void status_show(struct session *s)
 {
 	double secs = (double)(now_ns(CLOCK_MONOTONIC) - s->start_ns) / 1e9;
-	__u64 lost = s->lost_reported + s->sb_lost;
-
+	struct sample_counts n;
 	char calls[48] = "";
 
 	if (!status_on)
 		return;
+	sample_converter__counts(s->conv, &n);
 	if (s->ts)
 		snprintf(calls, sizeof(calls), ", %llu traced calls",
 			 (unsigned long long)session_trace_calls(s));
 	fprintf(stderr, "\r\033[K[ precord: %.1f s, %llu samples%s, %.3f MB, %llu lost ]",
-		secs, (unsigned long long)s->samples, calls,
+		secs, (unsigned long long)n.samples, calls,
 		(double)perfdata_writer__file_size(s->w) / (1024.0 * 1024.0),
-		(unsigned long long)lost);
+		(unsigned long long)n.lost);
 	status_shown = true;
 }
 
@@ -191,9 +192,25 @@ static int add_evsels(struct session *s)
 
 	if (err)
 		return err;
-	s->sample_type = event_set__sample_type(s->ev);
 	err = session_trace_add_evsels(s);
 	return err < 0 ? err : 0;
+}
+
+static int make_converter(struct session *s)
+{
+	struct sample_converter_config cfg = {
+		.w = s->w, .dt = s->dt, .targets = s->targets,
+		.sample_type = event_set__sample_type(s->ev), .id_type = s->id_type,
+		.lost_id = event_set__lost_id(s->ev), .callchain = s->o->callchain,
+		.hook = { session_jit_mmap, session_jit_hold, s },
+	};
+
+	cfg.cpu_ids = event_set__cpu_ids(s->ev, &cfg.nr_cpu_ids);
+	s->conv = sample_converter__new(&cfg);
+	if (!s->conv)
+		return -errno;
+	bpf_sampler__set_consumer(s->bpf, sample_converter__ring_record, s->conv);
+	return 0;
 }
 
 static int synthesize(struct session *s)
@@ -223,11 +240,14 @@ static int synthesize(struct session *s)
 
 static void make_env(struct session *s, struct perfdata_env *env, __u64 tod, __u64 mono)
 {
+	struct sample_counts n = { 0 };
 	struct timespec res;
 
+	if (s->conv)
+		sample_converter__counts(s->conv, &n);
 	*env = (struct perfdata_env){
 		.argc = s->o->argc, .argv = s->o->argv,
-		.first_sample_time = s->first_time, .last_sample_time = s->last_time,
+		.first_sample_time = n.first_time, .last_sample_time = n.last_time,
 		.have_clock = true, .clockid = s->o->clockid,
 		.clock_tod_ns = tod, .clock_ns = mono,
 	};
@@ -267,26 +287,16 @@ static void report_stopped(struct session *s)
 
 /* ---- the loop ---------------------------------------------------------- */
 
-/* Drops counted in BPF since the last call become one LOST_SAMPLES record. */
+/* Samples dropped (BPF's ring, tracing's) since the last call: recorded. */
 static int report_drops(struct session *s, __u64 time)
 {
-	__u64 total = bpf_sampler__drops(s->bpf) + session_trace_lost(s), lost;
-	struct perfdata_sample_id sid = { .time = time };
-
-	if (total <= s->lost_reported)
-		return 0;
-	lost = total - s->lost_reported;
-	s->lost_reported = total;
-	sid.id = event_set__lost_id(s->ev);
-	pbuf_reset(&s->rec);
-	if (perfdata_encode_lost_samples(&s->rec, s->id_type, lost, &sid))
-		return -ENOMEM;
-	return perfdata_writer__queue(s->w, time, s->rec.data, s->rec.len);
+	return sample_converter__report_lost(s->conv, bpf_sampler__drops(s->bpf) +
+					     session_trace_lost(s), time);
 }
 
 static int drain(struct session *s)
 {
-	int err = event_set__drain_sideband(s->ev, convert_sideband_record, s);
+	int err = event_set__drain_sideband(s->ev, sample_converter__sideband_record, s->conv);
 
 	if (err >= 0)
 		err = bpf_sampler__consume(s->bpf);
@@ -364,7 +374,6 @@ static int finish_file(struct session *s, __u64 tod, __u64 mono)
 	struct perfdata_env env;
 	int err;
 
-	make_env(s, &env, tod, mono);
 	if (!s->o->no_buildid_cache)
 		s->cache_dir = buildid_cache_dir(s->o->buildid_dir);
 	err = stopped ? 0 : drain(s);
@@ -379,8 +388,7 @@ static int finish_file(struct session *s, __u64 tod, __u64 mono)
 	err = dso_table__finish(s->dt, s->cache_dir, true, &ids, &nr_ids);
 	if (err)
 		return err;
-	env.first_sample_time = s->first_time;
-	env.last_sample_time = s->last_time;
+	make_env(s, &env, tod, mono);
 	env.build_ids = ids;
 	env.nr_build_ids = nr_ids;
 	err = perfdata_writer__finish(s->w, &env);
@@ -397,7 +405,7 @@ static void teardown(struct session *s)
 	bpf_sampler__free(s->bpf);
 	perfdata_writer__free(s->w);
 	dso_table__free(s->dt);
-	free(s->callchain);
+	sample_converter__free(s->conv);
 	pbuf_free(&s->rec);
 	free(s->out_path);
 	free(s->cache_dir);
@@ -405,24 +413,26 @@ static void teardown(struct session *s)
 
 static void print_summary(struct session *s)
 {
-	__u64 lost = s->lost_reported + s->sb_lost, full;
 	char extra[96] = "";
+	struct sample_counts n;
 	__u32 capacity;
+	__u64 full;
 
 	status_erase();
 	if (s->o->quiet)
 		return;
+	sample_converter__counts(s->conv, &n);
 	session_trace_summary(s, extra, sizeof(extra));
 	fprintf(stderr, "[ precord: Captured and wrote %.3f MB %s (%llu samples%s, %llu lost) ]\n",
 		(double)perfdata_writer__file_size(s->w) / (1024.0 * 1024.0), s->o->output,
-		(unsigned long long)s->samples, extra, (unsigned long long)lost);
+		(unsigned long long)n.samples, extra, (unsigned long long)n.lost);
 	full = bpf_sampler__targets_full(s->bpf, &capacity);
 	if (full)
 		pr_warn("%llu new processes of the targets were not recorded: more than %u targets were alive at once",
 			(unsigned long long)full, capacity);
-	if (s->bad_records)
+	if (n.bad_records)
 		pr_warn("%llu malformed records from the kernel were skipped",
-			(unsigned long long)s->bad_records);
+			(unsigned long long)n.bad_records);
 }
 
 static int setup_targets(struct session *s)
@@ -469,10 +479,9 @@ int record_session__run(const struct prec_opts *o)
 		err = -errno;
 		goto out;
 	}
-	s.callchain = malloc((2 + 2 * PREC_MAX_STACK) * sizeof(__u64));
 	s.dt = dso_table__new();
 	s.targets = target_set__new(s.all, s.by_tid);
-	if (!s.callchain || !s.dt || !s.targets) {
+	if (!s.dt || !s.targets) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -482,7 +491,6 @@ int record_session__run(const struct prec_opts *o)
 		err = -errno;
 		goto out;
 	}
-	bpf_sampler__set_consumer(s.bpf, convert_ring_record, &s);
 	err = setup_targets(&s);
 	if (!err && o->cmd) {
 		sigaction(SIGCHLD, &(struct sigaction){ .sa_handler = on_sigchld }, NULL);
@@ -499,12 +507,13 @@ int record_session__run(const struct prec_opts *o)
 	if (err)
 		goto out;
 	s.id_type = event_set__id_type(s.ev);
-	s.cpu_ids = event_set__cpu_ids(s.ev, &s.nr_cpu_ids);
 	err = open_output(&s);
 	if (err)
 		goto out;
 	output_made = true;
 	err = add_evsels(&s);
+	if (!err)
+		err = make_converter(&s);
 	if (!err)
 		err = perfdata_writer__begin(s.w);
 	if (!err)

@@ -10,6 +10,7 @@
 
 #include "opts.h"
 #include "record/events.h"
+#include "record/sample_converter.h"
 #include "record/tidset.h"
 #include "util/buf.h"
 
@@ -19,26 +20,24 @@ struct dso_table;
 struct trace_session;
 struct jit_glue;
 struct event_set;
+struct sample_converter;
 struct target_set;
 
 struct session {
 	const struct prec_opts *o;
 	struct bpf_sampler *bpf;		/* bpf_sampler.c */
 	struct event_set *ev;		/* event_set.c */
-	const __u64 *cpu_ids;		/* sampling event id by cpu number */
-	int nr_cpu_ids;
 	struct perfdata_writer *w;
 	struct dso_table *dt;
 	struct trace_session *ts;
 	struct jit_glue *jit;		/* jit_glue.c */
 	char *cache_dir;		/* build-id cache, NULL: none */
-	struct pbuf rec;		/* scratch for one encoded record */
+	struct sample_converter *conv;	/* sample_converter.c */
+	struct pbuf rec;		/* scratch for one encoded record (jit_glue.c) */
 	struct target_set *targets;	/* target.c */
 	bool all;			/* -a */
 	bool by_tid;			/* -t */
-	__u64 sample_type;
 	__u64 id_type;			/* sample_type giving every record's trailer */
-	__u64 *callchain;		/* scratch: 2 markers + 2 stacks */
 
 	char *out_path;
 	int out_fd;
@@ -46,22 +45,15 @@ struct session {
 	__u64 features_bytes;		/* room kept for the features, BUILD_ID aside */
 	bool lost_output;		/* JIT images or the XRay log not written */
 
-	__u64 samples, bad_records, lost_reported, sb_lost;
-	__u64 first_time, last_time;
 	__u64 start_ns;
 };
 
-/* What to do with an executable mapping of a target (jit_glue.c). */
-enum jit_mmap_action {
-	JIT_MMAP_WRITE,		/* an ordinary mapping */
-	JIT_MMAP_DROP,		/* a jitdump marker: not written */
-	JIT_MMAP_HOLD,		/* anonymous code: session_jit_hold() it */
-};
-enum jit_mmap_action session_jit_mmap(struct session *s, __u32 pid, const char *name,
-				      __u32 prot, __u64 start, __u64 len, __u64 time);
+/* What to do with an executable mapping of a target (jit_glue.c, ctx: s). */
+enum exec_map_action session_jit_mmap(void *ctx, __u32 pid, const char *name,
+				      __u32 prot, __u64 start, __u64 len);
 /* Keep an encoded MMAP2 of anonymous code until the end: written only if
  * no JIT source described that process. */
-int session_jit_hold(struct session *s, __u32 pid, __u64 time, const void *rec, size_t size);
+int session_jit_hold(void *ctx, __u32 pid, __u64 time, const void *rec, size_t size);
 
 /* Tracing (trace_glue.c): set-up before the output, attrs, per-loop drain,
  * end, counters for the summary. */
@@ -88,7 +80,5 @@ int session_jit_poll(struct session *s);
 int session_jit_finish(struct session *s);
 void session_jit_free(struct session *s);
 
-int convert_ring_record(void *ctx, void *data, size_t size);
-int convert_sideband_record(void *ctx, const struct perf_event_header *h);
 
 #endif
