@@ -34,6 +34,7 @@
 #include "perfdata/writer.h"
 #include "record/dsos.h"
 #include "record/event_set.h"
+#include "record/jit_sources.h"
 #include "record/sample_converter.h"
 #include "record/session_int.h"
 #include "record/synth.h"
@@ -50,7 +51,7 @@ static void on_signal(int sig)
 	stop_requests++;
 }
 
-unsigned int session_stop_requests(void)
+static unsigned int stop_requests_so_far(void)
 {
 	return (unsigned int)stop_requests;
 }
@@ -202,7 +203,7 @@ static int make_converter(struct session *s)
 		.w = s->w, .dt = s->dt, .targets = s->targets,
 		.sample_type = event_set__sample_type(s->ev), .id_type = s->id_type,
 		.lost_id = event_set__lost_id(s->ev), .callchain = s->o->callchain,
-		.hook = { session_jit_mmap, session_jit_hold, s },
+		.hook = jit_sources__hook(s->jit),
 	};
 
 	cfg.cpu_ids = event_set__cpu_ids(s->ev, &cfg.nr_cpu_ids);
@@ -332,7 +333,7 @@ static int run_loop(struct session *s)
 		if (err >= 0)
 			err = drain(s);
 		if (!err)
-			err = session_jit_poll(s);
+			err = jit_sources__poll(s->jit, s->start_ns);
 		if (!err)
 			err = report_drops(s, mark);
 		if (!err)
@@ -380,7 +381,10 @@ static int finish_file(struct session *s, __u64 tod, __u64 mono)
 	if (!err)
 		err = session_trace_finish(s);
 	if (!err && !stopped)
-		err = session_jit_finish(s);
+		err = jit_sources__finish(s->jit, s->w, s->id_type, s->dt, s->cache_dir,
+					  s->start_ns);
+	if (jit_sources__images_lost(s->jit))
+		s->lost_output = true;
 	if (!err && !stopped)
 		err = report_drops(s, now_ns(CLOCK_MONOTONIC));
 	if (err)
@@ -400,13 +404,12 @@ static int finish_file(struct session *s, __u64 tod, __u64 mono)
 static void teardown(struct session *s)
 {
 	session_trace_free(s);
-	session_jit_free(s);
+	jit_sources__free(s->jit);
 	event_set__free(s->ev);
 	bpf_sampler__free(s->bpf);
 	perfdata_writer__free(s->w);
 	dso_table__free(s->dt);
 	sample_converter__free(s->conv);
-	pbuf_free(&s->rec);
 	free(s->out_path);
 	free(s->cache_dir);
 }
@@ -499,7 +502,10 @@ int record_session__run(const struct prec_opts *o)
 	if (!err)
 		err = session_trace_setup(&s);
 	if (!err)
-		err = session_jit_setup(&s);
+		err = jit_sources__new(&s.jit, &(struct jit_sources_config){
+			.o = o, .command = target_set__command(s.targets),
+			.stop_requests = stop_requests_so_far,
+		});
 	if (err)
 		goto out;
 

@@ -18,7 +18,7 @@ struct bpf_sampler;
 struct perfdata_writer;
 struct dso_table;
 struct trace_session;
-struct jit_glue;
+struct jit_sources;
 struct event_set;
 struct sample_converter;
 struct target_set;
@@ -30,10 +30,9 @@ struct session {
 	struct perfdata_writer *w;
 	struct dso_table *dt;
 	struct trace_session *ts;
-	struct jit_glue *jit;		/* jit_glue.c */
+	struct jit_sources *jit;	/* jit_sources.c */
 	char *cache_dir;		/* build-id cache, NULL: none */
 	struct sample_converter *conv;	/* sample_converter.c */
-	struct pbuf rec;		/* scratch for one encoded record (jit_glue.c) */
 	struct target_set *targets;	/* target.c */
 	bool all;			/* -a */
 	bool by_tid;			/* -t */
@@ -48,12 +47,6 @@ struct session {
 	__u64 start_ns;
 };
 
-/* What to do with an executable mapping of a target (jit_glue.c, ctx: s). */
-enum exec_map_action session_jit_mmap(void *ctx, __u32 pid, const char *name,
-				      __u32 prot, __u64 start, __u64 len);
-/* Keep an encoded MMAP2 of anonymous code until the end: written only if
- * no JIT source described that process. */
-int session_jit_hold(void *ctx, __u32 pid, __u64 time, const void *rec, size_t size);
 
 /* Tracing (trace_glue.c): set-up before the output, attrs, per-loop drain,
  * end, counters for the summary. */
@@ -71,14 +64,7 @@ __u64 session_trace_calls(struct session *s);	/* function entries so far */
 void session_trace_summary(struct session *s, char *buf, size_t n);
 void session_trace_free(struct session *s);
 
-/* SIGINT/SIGTERM received so far (session.c): long reads stop on one. */
-unsigned int session_stop_requests(void);
 
-/* JIT merging (jit_glue.c). */
-int session_jit_setup(struct session *s);
-int session_jit_poll(struct session *s);
-int session_jit_finish(struct session *s);
-void session_jit_free(struct session *s);
 
 
 #endif
