@@ -39,6 +39,7 @@
 #include "record/session_int.h"
 #include "record/synth.h"
 #include "record/target.h"
+#include "record/tracing.h"
 #include "util/array.h"
 #include "util/log.h"
 
@@ -92,9 +93,7 @@ static void status_show(struct session *s)
 	if (!status_on)
 		return;
 	sample_converter__counts(s->conv, &n);
-	if (s->ts)
-		snprintf(calls, sizeof(calls), ", %llu traced calls",
-			 (unsigned long long)session_trace_calls(s));
+	tracing__describe(s->trace, calls, sizeof(calls));
 	fprintf(stderr, "\r\033[K[ precord: %.1f s, %llu samples%s, %.3f MB, %llu lost ]",
 		secs, (unsigned long long)n.samples, calls,
 		(double)perfdata_writer__file_size(s->w) / (1024.0 * 1024.0),
@@ -193,7 +192,7 @@ static int add_evsels(struct session *s)
 
 	if (err)
 		return err;
-	err = session_trace_add_evsels(s);
+	err = tracing__add_evsels(s->trace, s->w);
 	return err < 0 ? err : 0;
 }
 
@@ -281,7 +280,7 @@ static void report_stopped(struct session *s)
 	       err == -ENOSPC ? "disk full writing" : err == -EDQUOT ?
 	       "disk quota exceeded writing" : "cannot write",
 	       s->o->output, strerror(-err), (unsigned long long)perfdata_writer__samples(s->w),
-	       s->ts ? " (traced entries and returns included)" : "",
+	       s->trace ? " (traced entries and returns included)" : "",
 	       full ? "free some space, or record to another disk with -o" :
 		      "check the disk, or record to another with -o");
 }
@@ -292,7 +291,7 @@ static void report_stopped(struct session *s)
 static int report_drops(struct session *s, __u64 time)
 {
 	return sample_converter__report_lost(s->conv, bpf_sampler__drops(s->bpf) +
-					     session_trace_lost(s), time);
+					     tracing__lost(s->trace), time);
 }
 
 static int drain(struct session *s)
@@ -302,7 +301,7 @@ static int drain(struct session *s)
 	if (err >= 0)
 		err = bpf_sampler__consume(s->bpf);
 	if (err >= 0)
-		err = session_trace_consume(s);
+		err = tracing__consume(s->trace, s->w);
 	return err < 0 ? err : 0;
 }
 
@@ -311,7 +310,7 @@ static int wait_for_data(struct session *s, int timeout_ms)
 {
 	struct pollfd p[2] = {
 		{ .fd = bpf_sampler__epoll_fd(s->bpf), .events = POLLIN },
-		{ .fd = session_trace_fd(s), .events = POLLIN },
+		{ .fd = tracing__fd(s->trace), .events = POLLIN },
 	};
 
 	if (poll(p, p[1].fd >= 0 ? 2 : 1, timeout_ms) < 0 && errno != EINTR)
@@ -339,7 +338,7 @@ static int run_loop(struct session *s)
 		if (!err)
 			err = keep_feature_room(s);
 		if (!err) {
-			__u64 upto = session_trace_watermark(s);
+			__u64 upto = tracing__watermark(s->trace);
 
 			err = perfdata_writer__flush(s->w, upto < prev_mark ? upto : prev_mark);
 		}
@@ -379,7 +378,7 @@ static int finish_file(struct session *s, __u64 tod, __u64 mono)
 		s->cache_dir = buildid_cache_dir(s->o->buildid_dir);
 	err = stopped ? 0 : drain(s);
 	if (!err)
-		err = session_trace_finish(s);
+		err = tracing__finish(s->trace, s->w);
 	if (!err && !stopped)
 		err = jit_sources__finish(s->jit, s->w, s->id_type, s->dt, s->cache_dir,
 					  s->start_ns);
@@ -396,14 +395,14 @@ static int finish_file(struct session *s, __u64 tod, __u64 mono)
 	env.build_ids = ids;
 	env.nr_build_ids = nr_ids;
 	err = perfdata_writer__finish(s->w, &env);
-	if (session_trace_write_xray(s))
+	if (tracing__write_xray(s->trace))
 		s->lost_output = true;
 	return err;
 }
 
 static void teardown(struct session *s)
 {
-	session_trace_free(s);
+	tracing__free(s->trace);
 	jit_sources__free(s->jit);
 	event_set__free(s->ev);
 	bpf_sampler__free(s->bpf);
@@ -425,7 +424,9 @@ static void print_summary(struct session *s)
 	if (s->o->quiet)
 		return;
 	sample_converter__counts(s->conv, &n);
-	session_trace_summary(s, extra, sizeof(extra));
+	tracing__describe(s->trace, extra, sizeof(extra));
+	if (log_verbosity > 0)
+		tracing__print_stats(s->trace);
 	fprintf(stderr, "[ precord: Captured and wrote %.3f MB %s (%llu samples%s, %llu lost) ]\n",
 		(double)perfdata_writer__file_size(s->w) / (1024.0 * 1024.0), s->o->output,
 		(unsigned long long)n.samples, extra, (unsigned long long)n.lost);
@@ -500,7 +501,8 @@ int record_session__run(const struct prec_opts *o)
 		err = start_command(&s);
 	}
 	if (!err)
-		err = session_trace_setup(&s);
+		err = tracing__new(&s.trace, o, bpf_sampler__targets_fd(s.bpf),
+				   target_set__command(s.targets));
 	if (!err)
 		err = jit_sources__new(&s.jit, &(struct jit_sources_config){
 			.o = o, .command = target_set__command(s.targets),

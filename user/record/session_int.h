@@ -17,7 +17,7 @@
 struct bpf_sampler;
 struct perfdata_writer;
 struct dso_table;
-struct trace_session;
+struct tracing;
 struct jit_sources;
 struct event_set;
 struct sample_converter;
@@ -29,7 +29,7 @@ struct session {
 	struct event_set *ev;		/* event_set.c */
 	struct perfdata_writer *w;
 	struct dso_table *dt;
-	struct trace_session *ts;
+	struct tracing *trace;		/* tracing.c */
 	struct jit_sources *jit;	/* jit_sources.c */
 	char *cache_dir;		/* build-id cache, NULL: none */
 	struct sample_converter *conv;	/* sample_converter.c */
@@ -46,25 +46,6 @@ struct session {
 
 	__u64 start_ns;
 };
-
-
-/* Tracing (trace_glue.c): set-up before the output, attrs, per-loop drain,
- * end, counters for the summary. */
-int session_trace_setup(struct session *s);
-int session_trace_add_evsels(struct session *s);
-int session_trace_consume(struct session *s);
-int session_trace_fd(struct session *s);		/* -1: none */
-__u64 session_trace_watermark(struct session *s);	/* ~0: no limit */
-int session_trace_finish(struct session *s);
-/* --xray-out, after perf.data is complete: 0, or -errno (said why and
- * what was lost). */
-int session_trace_write_xray(struct session *s);
-__u64 session_trace_lost(struct session *s);
-__u64 session_trace_calls(struct session *s);	/* function entries so far */
-void session_trace_summary(struct session *s, char *buf, size_t n);
-void session_trace_free(struct session *s);
-
-
 
 
 #endif
