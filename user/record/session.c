@@ -1,43 +1,59 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * One recording, top to bottom:
- *   check prerequisites → open+configure+load BPF → targets → output file →
- *   attrs → synthesize what exists → side-band + sampling events → start the
- *   command → poll loop (rings, flush, status) → stop → drain → JIT and
- *   tracing finish → features → summary.
- * Teardown runs in reverse order; every free is NULL-safe.
+ *   set-up: prerequisites → events and CPUs → BPF → targets → the command
+ *     (forked, not yet exec'd) → tracing → JIT sources → perf events →
+ *     output file → attrs → synthesize what exists;
+ *   record: release the command → loop (rings, JIT, drops, flush, status);
+ *   finish: stop → drain → tracing and JIT finish → features → summary.
+ * Teardown frees in reverse order; every free is NULL-safe.  This file
+ * alone sees struct session: the objects it holds know only what they are
+ * handed.
  */
 #include "record/session.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/time.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <bpf/libbpf.h>
-#include <bpf/bpf.h>
-
-#include "precord/bpf_abi.h"
-#include "precord/perf_file.h"
 #include "perfdata/buildid_cache.h"
+#include "perfdata/features.h"
 #include "perfdata/record.h"
 #include "perfdata/writer.h"
+#include "record/bpf_sampler.h"
 #include "record/dsos.h"
-#include "record/session_int.h"
+#include "record/event_set.h"
+#include "record/jit_sources.h"
+#include "record/output.h"
+#include "record/sample_converter.h"
+#include "record/status_line.h"
 #include "record/synth.h"
 #include "record/target.h"
-#include "sample.skel.h"
-#include "util/array.h"
+#include "record/tracing.h"
 #include "util/log.h"
+
+struct session {
+	const struct prec_opts *o;
+	struct event_set *ev;
+	struct dso_table *dt;
+	struct target_set *targets;
+	struct bpf_sampler *bpf;
+	struct tracing *trace;		/* NULL: no --trace */
+	struct jit_sources *jit;	/* NULL: no JIT merging */
+	struct output *out;
+	struct perfdata_writer *w;	/* out's */
+	struct sample_converter *conv;
+	char *cache_dir;		/* build-id cache, NULL: none */
+	__u64 id_type;			/* sample_type giving every record's trailer */
+	__u64 start_ns, start_tod_ns;	/* CLOCK_MONOTONIC, time of day */
+	bool lost_output;		/* JIT images or the XRay log not written */
+};
 
 static volatile sig_atomic_t stop_signal, stop_requests;
 static volatile sig_atomic_t child_exited;
@@ -48,7 +64,8 @@ static void on_signal(int sig)
 	stop_requests++;
 }
 
-unsigned int session_stop_requests(void)
+/* Long reads of JIT sources stop on a request. */
+static unsigned int stop_requests_so_far(void)
 {
 	return (unsigned int)stop_requests;
 }
@@ -67,50 +84,37 @@ static __u64 now_ns(clockid_t clk)
 	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
 }
 
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+static void figures(const struct session *s, struct record_figures *f)
 {
-	if (level == LIBBPF_DEBUG && log_verbosity < 2)
-		return 0;
-	if (level == LIBBPF_INFO && log_verbosity < 1)
-		return 0;
-	if (log_verbosity < 1)
-		return 0;	/* libbpf's own warnings only with -v: we report failures */
-	return vfprintf(stderr, fmt, ap);
+	struct sample_counts n;
+
+	sample_converter__counts(s->conv, &n);
+	f->samples = n.samples;
+	f->lost = n.lost;
+	f->bytes = perfdata_writer__file_size(s->w);
+	tracing__describe(s->trace, f->calls, sizeof(f->calls));
 }
 
-/* ---- status line ------------------------------------------------------ */
-
-static bool status_on;
-static bool status_shown;
-
-static void status_erase(void)
+/* What the file's features say of the recording; tod, mono: the clocks
+ * at its start (0 when only measuring). */
+static void make_env(const struct session *s, struct perfdata_env *env, __u64 tod, __u64 mono)
 {
-	if (status_shown) {
-		fputs("\r\033[K", stderr);
-		status_shown = false;
-	}
+	struct sample_counts n = { 0 };
+	struct timespec res;
+
+	if (s->conv)
+		sample_converter__counts(s->conv, &n);
+	*env = (struct perfdata_env){
+		.argc = s->o->argc, .argv = s->o->argv,
+		.first_sample_time = n.first_time, .last_sample_time = n.last_time,
+		.have_clock = true, .clockid = s->o->clockid,
+		.clock_tod_ns = tod, .clock_ns = mono,
+	};
+	if (!clock_getres(s->o->clockid, &res))
+		env->clock_res_ns = (__u64)res.tv_sec * 1000000000ULL + (__u64)res.tv_nsec;
 }
 
-static void status_show(struct session *s)
-{
-	double secs = (double)(now_ns(CLOCK_MONOTONIC) - s->start_ns) / 1e9;
-	__u64 lost = s->lost_reported + s->sb_lost;
-
-	char calls[48] = "";
-
-	if (!status_on)
-		return;
-	if (s->ts)
-		snprintf(calls, sizeof(calls), ", %llu traced calls",
-			 (unsigned long long)session_trace_calls(s));
-	fprintf(stderr, "\r\033[K[ precord: %.1f s, %llu samples%s, %.3f MB, %llu lost ]",
-		secs, (unsigned long long)s->samples, calls,
-		(double)perfdata_writer__file_size(s->w) / (1024.0 * 1024.0),
-		(unsigned long long)lost);
-	status_shown = true;
-}
-
-/* ---- prerequisites ---------------------------------------------------- */
+/* ---- set-up -------------------------------------------------------------- */
 
 static int check_prereqs(void)
 {
@@ -125,343 +129,40 @@ static int check_prereqs(void)
 	return 0;
 }
 
-/* ---- events ------------------------------------------------------------ */
-
-struct event_name {
-	const char *name;
-	__u32 type;
-	__u64 config;
-};
-
-static const struct event_name events[] = {
-	{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
-	{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
-	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
-	{ "cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
-	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
-	{ "cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
-	{ "cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES },
-	{ "branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
-	{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
-	{ "ref-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES },
-};
-
-static const struct event_name *find_event(const char *name)
-{
-	char base[64];
-
-	snprintf(base, sizeof(base), "%s", name);
-	base[strcspn(base, ":")] = 0;	/* modifiers such as :u or :ppp */
-	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
-		if (!strcmp(base, events[i].name))
-			return &events[i];
-	return NULL;
-}
-
-/*
- * The fields of every sample, as perf record 6.1 chooses them
- * (evsel__config, evlist__config): IP|TID|TIME, PERIOD when the rate is a
- * frequency, CPU with -a or -C, CALLCHAIN with -g.  The side-band rides
- * on the sampling event as perf's does, so with that one attr in the file
- * no record needs an id.  --trace adds attrs: then every record says its
- * event with IDENTIFIER, in the layout of the trace samples
- * (PREC_SAMPLE_BASE_BITS).
- */
-static __u64 sample_type(const struct prec_opts *o)
-{
-	__u64 t = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
-
-	if (o->nr_trace_specs)
-		t |= PREC_SAMPLE_BASE_BITS;
-	if (!o->period)
-		t |= PERF_SAMPLE_PERIOD;
-	if (o->all_cpus || o->cpu_list)
-		t |= PERF_SAMPLE_CPU;
-	if (o->callchain)
-		t |= PERF_SAMPLE_CALLCHAIN;
-	return t;
-}
-
-/* MMAP2 / COMM / FORK / EXIT records of every task on the event's CPU. */
-static void want_sideband(struct perf_event_attr *a)
-{
-	a->mmap = 1;
-	a->mmap2 = 1;
-	a->comm = 1;
-	a->comm_exec = 1;
-	a->task = 1;
-	/*
-	 * No attr.build_id: on this kernel an event with it makes the kernel
-	 * flag the MMAP2 records of *other* events on the same mapping as
-	 * build-id records while they carry maj/min/ino, and a perf record
-	 * running at the same time reads the device number as a build-id
-	 * size and aborts (util/build-id.c assertion, stack smashing).
-	 * Build-ids are read from the mapped files instead (record/dsos.c).
-	 */
-}
-
-static void sample_attr(const struct prec_opts *o, const struct event_name *ev,
-			struct perf_event_attr *a)
-{
-	memset(a, 0, sizeof(*a));
-	a->size = sizeof(*a);
-	a->type = ev->type;
-	a->config = ev->config;
-	if (o->period) {
-		a->sample_period = o->period;
-	} else {
-		a->freq = 1;
-		a->sample_freq = o->freq;
-	}
-	a->sample_type = sample_type(o);
-	a->sample_id_all = 1;
-	a->use_clockid = 1;
-	a->clockid = o->clockid;
-	a->exclude_idle = 0;
-	want_sideband(a);
-}
-
-/* The side-band source when nothing samples (--trace alone). */
-static void sideband_attr(struct perf_event_attr *a, int clockid)
-{
-	memset(a, 0, sizeof(*a));
-	a->size = sizeof(*a);
-	a->type = PERF_TYPE_SOFTWARE;
-	a->config = PERF_COUNT_SW_DUMMY;
-	a->sample_period = 1;
-	a->sample_type = PREC_SAMPLE_BASE_BITS;
-	a->sample_id_all = 1;
-	want_sideband(a);
-	a->use_clockid = 1;
-	a->clockid = clockid;
-	a->watermark = 1;
-	a->wakeup_watermark = 1;
-	a->disabled = 0;
-}
-
-static int open_sampling(struct session *s, const struct event_name *ev)
-{
-	struct perf_event_attr a;
-	int err;
-
-	sample_attr(s->o, ev, &a);
-	err = sample_events__open(&s->se, &a, &s->cpus, s->skel->progs.on_sample);
-	if (err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV) {
-		pr_err("event '%s' is not supported on this machine%s: use -e cpu-clock",
-		       s->o->event, ev->type == PERF_TYPE_HARDWARE ? " (no hardware PMU)" : "");
-		return err;
-	}
-	if (err) {
-		pr_err("cannot open the sampling event '%s': %s", ev->name, strerror(-err));
-		return err;
-	}
-	return 0;
-}
-
-/* ---- BPF -------------------------------------------------------------- */
-
-/* PRECORD_MAX_TARGETS: room for that many live target processes in the
- * BPF set instead of 8192 (0: not set). */
-static __u32 max_targets(void)
-{
-	const char *e = getenv("PRECORD_MAX_TARGETS");
-	unsigned long v;
-	char *end;
-
-	if (!e || !*e)
-		return 0;
-	v = strtoul(e, &end, 10);
-	if (*end || !v || v > 1UL << 22) {
-		pr_warn("PRECORD_MAX_TARGETS=%s is not a number from 1 to 4194304; ignored", e);
-		return 0;
-	}
-	return (__u32)v;
-}
-
-static int load_bpf(struct session *s)
+/* -p/-t targets, and the command, forked to wait for its release. */
+static int setup_targets(struct session *s)
 {
 	const struct prec_opts *o = s->o;
-	__u32 ring = 8u << 20, nr_targets = max_targets();
+	int map_fd = bpf_sampler__targets_fd(s->bpf);
 	int err;
 
-	s->skel = sample_bpf__open();
-	if (!s->skel) {
-		pr_err("cannot open the BPF programs: %s", strerror(errno));
+	err = target_set__add_listed(s->targets, o->pids, o->nr_pids, "PID", map_fd);
+	if (!err)
+		err = target_set__add_listed(s->targets, o->tids, o->nr_tids, "TID", map_fd);
+	if (err || !o->cmd)
+		return err;
+	sigaction(SIGCHLD, &(struct sigaction){ .sa_handler = on_sigchld }, NULL);
+	err = target_set__spawn(s->targets, o->cmd);
+	if (!err && target_set__exec_command(s->targets))
+		bpf_sampler__follow_exec(s->bpf, target_set__exec_command(s->targets));
+	return err;
+}
+
+static int make_converter(struct session *s)
+{
+	struct sample_converter_config cfg = {
+		.w = s->w, .dt = s->dt, .targets = s->targets,
+		.sample_type = event_set__sample_type(s->ev), .id_type = s->id_type,
+		.lost_id = event_set__lost_id(s->ev), .callchain = s->o->callchain,
+		.hook = jit_sources__hook(s->jit),
+	};
+
+	cfg.cpu_ids = event_set__cpu_ids(s->ev, &cfg.nr_cpu_ids);
+	s->conv = sample_converter__new(&cfg);
+	if (!s->conv)
 		return -errno;
-	}
-	s->skel->rodata->filter_mode = s->all ? PREC_FILTER_ALL :
-				       s->by_tid ? PREC_FILTER_TID : PREC_FILTER_TGID;
-	s->skel->rodata->want_callchain = o->callchain;
-	s->skel->rodata->keep_idle = s->all;
-	s->skel->rodata->follow_forks = !o->no_inherit;
-	if (o->mmap_pages)
-		ring = o->mmap_pages * 4096u;
-	bpf_map__set_max_entries(s->skel->maps.events, ring);
-	if (nr_targets)
-		bpf_map__set_max_entries(s->skel->maps.targets, nr_targets);
-	s->skel->rodata->wakeup_bytes = ring / 4;
-	err = sample_bpf__load(s->skel);
-	if (err) {
-		pr_err("cannot load the BPF programs: %s; run 'precord check'", strerror(-err));
-		return err;
-	}
-	if (!s->all && !s->by_tid) {
-		s->skel->links.on_fork = bpf_program__attach(s->skel->progs.on_fork);
-		if (!s->skel->links.on_fork) {
-			err = -errno;
-			pr_err("cannot attach to sched_process_fork: %s", strerror(-err));
-			return err;
-		}
-	}
-	if (!s->all) {
-		s->skel->links.on_exit = bpf_program__attach(s->skel->progs.on_exit);
-		if (!s->skel->links.on_exit) {
-			err = -errno;
-			pr_err("cannot attach to sched_process_exit: %s", strerror(-err));
-			return err;
-		}
-	}
-	if (o->cmd && !s->all && !o->nr_pids && !o->nr_tids) {
-		s->skel->links.on_exec = bpf_program__attach(s->skel->progs.on_exec);
-		if (!s->skel->links.on_exec) {
-			err = -errno;
-			pr_err("cannot attach to sched_process_exec: %s", strerror(-err));
-			return err;
-		}
-	}
-	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), convert_ring_record, s, NULL);
-	if (!s->rb) {
-		err = -errno;
-		pr_err("cannot set up the BPF ring buffer: %s", strerror(-err));
-		return err;
-	}
+	bpf_sampler__set_consumer(s->bpf, sample_converter__ring_record, s->conv);
 	return 0;
-}
-
-/* Say how many new processes of the targets the full BPF set left out. */
-static void report_targets_full(struct session *s)
-{
-	__u64 n = s->skel ? __atomic_load_n(&s->skel->bss->targets_full, __ATOMIC_RELAXED) : 0;
-
-	if (n)
-		pr_warn("%llu new processes of the targets were not recorded: more than %u targets were alive at once",
-			(unsigned long long)n, bpf_map__max_entries(s->skel->maps.targets));
-}
-
-static int add_target(struct session *s, __u32 id)
-{
-	__u8 one = 1;
-
-	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.targets), &id, &one, BPF_ANY))
-		return -errno;
-	return tidset_add(&s->targets, id);
-}
-
-/* ---- output ------------------------------------------------------------ */
-
-/* The JIT images of perf.data live in perf.data.jit: they follow the file
- * to perf.data.old.jit (what is in the way there is kept, with a warning). */
-static void rotate_jit_dir(const char *path, const char *old)
-{
-	char *from = NULL, *to = NULL;
-	struct stat st;
-
-	if (asprintf(&from, "%s.jit", path) >= 0 && asprintf(&to, "%s.jit", old) >= 0 &&
-	    !lstat(from, &st) && S_ISDIR(st.st_mode) && rename(from, to))
-		pr_warn("cannot rename %s to %s: %s; its JIT images may be mixed with new ones",
-			from, to, strerror(errno));
-	free(from);
-	free(to);
-}
-
-static int open_output(struct session *s)
-{
-	const char *path = s->o->output;
-	struct stat st;
-	char *old;
-
-	if (!lstat(path, &st)) {
-		if (!S_ISREG(st.st_mode)) {
-			pr_err("cannot write %s: it exists and is not a regular file", path);
-			return -EEXIST;
-		}
-		if (asprintf(&old, "%s.old", path) < 0)
-			return -ENOMEM;
-		if (rename(path, old)) {
-			int err = -errno;
-
-			pr_err("cannot rename %s to %s: %s", path, old, strerror(-err));
-			free(old);
-			return err;
-		}
-		rotate_jit_dir(path, old);
-		free(old);
-	}
-	s->out_fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (s->out_fd < 0) {
-		int err = -errno;
-
-		pr_err("cannot create %s: %s; choose another file with -o", path, strerror(-err));
-		return err;
-	}
-	s->out_path = strdup(path);
-	s->w = perfdata_writer__new(s->out_fd);
-	if (!s->w || !s->out_path)
-		return -ENOMEM;
-	s->out_fd = -1;		/* owned by the writer */
-	return 0;
-}
-
-static void discard_output(struct session *s)
-{
-	if (s->out_path) {
-		unlink(s->out_path);
-		free(s->out_path);
-		s->out_path = NULL;
-	}
-}
-
-static int add_evsels(struct session *s, const struct event_name *ev)
-{
-	char name[64];
-	int err;
-
-	/*
-	 * perf script -F +uregs (how --trace-args shows arguments) wants the
-	 * first event of each built-in type to have user registers too: the
-	 * file's copies of these attrs say so, and their samples carry an
-	 * empty register set.
-	 */
-	__u64 regs = s->o->trace_args ? PERF_SAMPLE_REGS_USER : 0;
-	struct perf_event_attr a;
-
-	if (s->sampling) {
-		/* the side-band comes with the samples: no dummy event */
-		snprintf(name, sizeof(name), "%s", ev->name);
-		a = s->se.attr;
-		a.sample_type |= regs;
-		s->sample_type = a.sample_type;
-		err = perfdata_writer__add_evsel(s->w, &a, name, s->se.ids, (__u32)s->se.nr);
-		if (err < 0)
-			return err;
-	} else {
-		__u64 *ids = calloc((size_t)s->sb.nr, sizeof(__u64));
-
-		if (!ids)
-			return -ENOMEM;
-		for (int i = 0; i < s->sb.nr; i++)
-			ids[i] = s->sb.rings[i].id;
-		a = s->sb.attr;
-		a.sample_type |= regs;
-		a.watermark = 0;
-		a.wakeup_watermark = 0;
-		err = perfdata_writer__add_evsel(s->w, &a, "dummy:HG", ids, (__u32)s->sb.nr);
-		free(ids);
-		if (err < 0)
-			return err;
-	}
-	err = session_trace_add_evsels(s);
-	return err < 0 ? err : 0;
 }
 
 static int synthesize(struct session *s)
@@ -469,20 +170,8 @@ static int synthesize(struct session *s)
 	struct pbuf b = { 0 };
 	int err = synth_kernel(&b, s->id_type);
 
-	if (!err && s->all) {
-		err = synth_all(&b, s->id_type, s->dt);
-	} else if (!err) {
-		for (size_t i = 0; !err && i < s->targets.cap; i++) {
-			__u32 id = s->targets.keys[i];
-			int tgid;
-
-			if (!id || (s->child > 0 && id == (__u32)s->child))
-				continue;	/* the command: still precord until it execs */
-			tgid = s->by_tid ? proc_tgid(id) : (int)id;
-			if (tgid > 0)
-				err = synth_process(&b, s->id_type, s->dt, (__u32)tgid, false);
-		}
-	}
+	if (!err)
+		err = target_set__synthesize(s->targets, &b, s->id_type, s->dt);
 	if (!err)
 		err = perfdata_encode_finished_init(&b);
 	if (!err)
@@ -491,160 +180,103 @@ static int synthesize(struct session *s)
 	return err;
 }
 
-/* ---- a full disk -------------------------------------------------------- */
-
-/*
- * The feature section is measured once at the start (BUILD_ID aside) and
- * its room is kept past the data all along, grown with the BUILD_ID
- * entries of the DSOs seen; the slack covers what may change meanwhile
- * (host name, PMUs: a few strings of 64 bytes).
- */
-#define FEATURES_SLACK	4096
-
-static void make_env(struct session *s, struct perfdata_env *env, __u64 tod, __u64 mono)
-{
-	struct timespec res;
-
-	*env = (struct perfdata_env){
-		.argc = s->o->argc, .argv = s->o->argv,
-		.first_sample_time = s->first_time, .last_sample_time = s->last_time,
-		.have_clock = true, .clockid = s->o->clockid,
-		.clock_tod_ns = tod, .clock_ns = mono,
-	};
-	if (!clock_getres(s->o->clockid, &res))
-		env->clock_res_ns = (__u64)res.tv_sec * 1000000000ULL + (__u64)res.tv_nsec;
-}
-
-static int keep_feature_room(struct session *s)
-{
-	return perfdata_writer__reserve(s->w, s->features_bytes +
-					dso_table__build_id_bytes(s->dt));
-}
-
-static int reserve_features(struct session *s)
+/* The attrs, the room of the features, what exists before the start. */
+static int write_head(struct session *s)
 {
 	struct perfdata_env env;
+	/*
+	 * perf script -F +uregs (how --trace-args shows arguments) wants the
+	 * first event of each built-in type to have user registers too: the
+	 * file's copies of these attrs say so, and their samples carry an
+	 * empty register set.
+	 */
+	int err = event_set__add_evsel(s->ev, s->w,
+				       s->o->trace_args ? PERF_SAMPLE_REGS_USER : 0);
 
+	if (!err)
+		err = tracing__add_evsels(s->trace, s->w);
+	if (err < 0)
+		return err;
+	err = make_converter(s);
+	if (!err)
+		err = perfdata_writer__begin(s->w);
 	make_env(s, &env, 0, 0);
-	s->features_bytes = perfdata_writer__features_size(s->w, &env) + FEATURES_SLACK;
-	return keep_feature_room(s);
-}
-
-/* The data stopped at a failed write: one line, what is kept. */
-static void report_stopped(struct session *s)
-{
-	int err = perfdata_writer__error(s->w);
-	bool full = err == -ENOSPC || err == -EDQUOT;
-
-	pr_err("%s %s (%s): recording stopped; kept %llu samples%s up to the last complete flush; %s",
-	       err == -ENOSPC ? "disk full writing" : err == -EDQUOT ?
-	       "disk quota exceeded writing" : "cannot write",
-	       s->o->output, strerror(-err), (unsigned long long)perfdata_writer__samples(s->w),
-	       s->ts ? " (traced entries and returns included)" : "",
-	       full ? "free some space, or record to another disk with -o" :
-		      "check the disk, or record to another with -o");
-}
-
-/* ---- the loop ---------------------------------------------------------- */
-
-static __u64 read_drops(struct session *s)
-{
-	int ncpu = libbpf_num_possible_cpus();
-	__u64 *v = calloc((size_t)ncpu, sizeof(__u64)), sum = 0;
-	__u32 zero = 0;
-
-	if (!v)
-		return 0;
-	if (!bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.drops), &zero, v))
-		for (int i = 0; i < ncpu; i++)
-			sum += v[i];
-	free(v);
-	return sum;
-}
-
-/* Drops counted in BPF since the last call become one LOST_SAMPLES record. */
-static int report_drops(struct session *s, __u64 time)
-{
-	__u64 total = read_drops(s) + session_trace_lost(s), lost;
-	struct perfdata_sample_id sid = { .time = time };
-
-	if (total <= s->lost_reported)
-		return 0;
-	lost = total - s->lost_reported;
-	s->lost_reported = total;
-	if (s->sampling)
-		sid.id = s->se.ids[0];
-	pbuf_reset(&s->rec);
-	if (perfdata_encode_lost_samples(&s->rec, s->id_type, lost, &sid))
-		return -ENOMEM;
-	return perfdata_writer__queue(s->w, time, s->rec.data, s->rec.len);
-}
-
-/*
- * Side-band records come from one ring per CPU: a FORK on one CPU and the
- * child's exec MMAP2s on another would be seen in ring order, child first,
- * and dropped as not yet a target.  They are gathered from every ring and
- * handled in time order.
- */
-struct sb_entry {
-	__u64 time;
-	size_t off;
-};
-
-static int gather_sideband(void *ctx, const struct perf_event_header *h)
-{
-	struct session *s = ctx;
-	struct perfdata_sample_id sid;
-
-	/* a record too short for a trailer sorts first (time 0); convert
-	 * drops it */
-	perfdata_sample_id_parse(s->id_type, h, sizeof(*h), &sid);
-	if (ARRAY_GROW(s->sbq, s->sbq_cap, s->sbq_n + 1))
-		return -ENOMEM;
-	s->sbq[s->sbq_n++] = (struct sb_entry){ sid.time, s->sbbuf.len };
-	return pbuf_put(&s->sbbuf, h, h->size);
-}
-
-static int cmp_sb_entry(const void *a, const void *b)
-{
-	const struct sb_entry *x = a, *y = b;
-
-	if (x->time != y->time)
-		return x->time < y->time ? -1 : 1;
-	return x->off < y->off ? -1 : x->off > y->off;	/* stable */
-}
-
-static int drain_sideband(struct session *s)
-{
-	int err = sideband__drain(&s->sb, gather_sideband, s);
-
-	if (err >= 0 && s->sbq_n) {
-		qsort(s->sbq, s->sbq_n, sizeof(*s->sbq), cmp_sb_entry);
-		for (size_t i = 0; err >= 0 && i < s->sbq_n; i++)
-			err = convert_sideband_record(s, (const void *)(s->sbbuf.data + s->sbq[i].off));
-	}
-	s->sbq_n = 0;
-	pbuf_reset(&s->sbbuf);
+	if (!err)
+		err = output__reserve_features(s->out, &env, dso_table__build_id_bytes(s->dt));
+	if (!err)
+		err = synthesize(s);
 	return err;
 }
 
+static int setup(struct session *s)
+{
+	const struct prec_opts *o = s->o;
+	int err = check_prereqs();
+
+	if (err)
+		return err;
+	s->ev = event_set__new(o);
+	if (!s->ev)
+		return -errno;
+	s->dt = dso_table__new();
+	s->targets = target_set__new(o->all_cpus, o->nr_tids > 0);
+	if (!s->dt || !s->targets)
+		return -ENOMEM;
+	s->bpf = bpf_sampler__new(o);
+	if (!s->bpf)
+		return -errno;
+	err = setup_targets(s);
+	if (!err)
+		err = tracing__new(&s->trace, o, bpf_sampler__targets_fd(s->bpf),
+				   target_set__command(s->targets));
+	if (!err)
+		err = jit_sources__new(&s->jit, &(struct jit_sources_config){
+			.o = o, .command = target_set__command(s->targets),
+			.stop_requests = stop_requests_so_far,
+		});
+	if (!err)
+		err = event_set__open(s->ev, bpf_sampler__program(s->bpf));
+	if (err)
+		return err;
+	s->id_type = event_set__id_type(s->ev);
+	s->out = output__create(o->output);
+	if (!s->out)
+		return -errno;
+	s->w = output__writer(s->out);
+	err = write_head(s);
+	if (err)
+		pr_err("cannot write %s: %s%s", o->output, strerror(-err),
+		       err == -ENOSPC || err == -EDQUOT ?
+		       "; free some space, or record to another disk with -o" : "");
+	return err;
+}
+
+/* ---- record ------------------------------------------------------------- */
+
 static int drain(struct session *s)
 {
-	int err = drain_sideband(s);
+	int err = event_set__drain_sideband(s->ev, sample_converter__sideband_record, s->conv);
 
 	if (err >= 0)
-		err = ring_buffer__consume(s->rb);
+		err = bpf_sampler__consume(s->bpf);
 	if (err >= 0)
-		err = session_trace_consume(s);
+		err = tracing__consume(s->trace, s->w);
 	return err < 0 ? err : 0;
+}
+
+/* Samples dropped (BPF's ring, tracing's) since the last call: recorded. */
+static int report_drops(struct session *s, __u64 time)
+{
+	return sample_converter__report_lost(s->conv, bpf_sampler__drops(s->bpf) +
+					     tracing__lost(s->trace), time);
 }
 
 /* Sleep until a ring has data or timeout_ms passes. */
 static int wait_for_data(struct session *s, int timeout_ms)
 {
 	struct pollfd p[2] = {
-		{ .fd = ring_buffer__epoll_fd(s->rb), .events = POLLIN },
-		{ .fd = session_trace_fd(s), .events = POLLIN },
+		{ .fd = bpf_sampler__epoll_fd(s->bpf), .events = POLLIN },
+		{ .fd = tracing__fd(s->trace), .events = POLLIN },
 	};
 
 	if (poll(p, p[1].fd >= 0 ? 2 : 1, timeout_ms) < 0 && errno != EINTR)
@@ -652,33 +284,26 @@ static int wait_for_data(struct session *s, int timeout_ms)
 	return 0;
 }
 
-static bool targets_gone(struct session *s)
+/* One round: what arrived is queued, what is older than the previous
+ * round's mark (and tracing's watermark) flushed. */
+static int round_trip(struct session *s, __u64 mark, __u64 prev_mark)
 {
-	int alive = 0;
+	int err = wait_for_data(s, 100);
 
-	if (s->child > 0 && s->child_done)
-		return true;
-	if (!s->nr_pidfds)
-		return false;
-	for (int i = 0; i < s->nr_pidfds; i++) {
-		struct pollfd p = { .fd = s->pidfds[i], .events = POLLIN };
+	if (err >= 0)
+		err = drain(s);
+	if (!err)
+		err = jit_sources__poll(s->jit, s->start_ns);
+	if (!err)
+		err = report_drops(s, mark);
+	if (!err)
+		err = output__keep_room(s->out, dso_table__build_id_bytes(s->dt));
+	if (!err) {
+		__u64 upto = tracing__watermark(s->trace);
 
-		if (s->pidfds[i] >= 0 && poll(&p, 1, 0) == 0)
-			alive++;
+		err = perfdata_writer__flush(s->w, upto < prev_mark ? upto : prev_mark);
 	}
-	return alive == 0;
-}
-
-static void reap_child(struct session *s)
-{
-	int st;
-
-	if (s->child <= 0 || s->child_done)
-		return;
-	if (waitpid(s->child, &st, WNOHANG) == s->child) {
-		s->child_status = st;
-		s->child_done = true;
-	}
+	return err;
 }
 
 static int run_loop(struct session *s)
@@ -686,25 +311,11 @@ static int run_loop(struct session *s)
 	const struct prec_opts *o = s->o;
 	__u64 deadline = o->duration > 0 ? s->start_ns + (__u64)(o->duration * 1e9) : 0;
 	__u64 prev_mark = 0, last_status = 0;
-	int err = 0;
 
 	while (!stop_signal) {
 		__u64 mark = now_ns(CLOCK_MONOTONIC);
+		int err = round_trip(s, mark, prev_mark);
 
-		err = wait_for_data(s, 100);
-		if (err >= 0)
-			err = drain(s);
-		if (!err)
-			err = session_jit_poll(s);
-		if (!err)
-			err = report_drops(s, mark);
-		if (!err)
-			err = keep_feature_room(s);
-		if (!err) {
-			__u64 upto = session_trace_watermark(s);
-
-			err = perfdata_writer__flush(s->w, upto < prev_mark ? upto : prev_mark);
-		}
 		if (err && perfdata_writer__error(s->w))
 			return 0;	/* a full disk: stop, keep what was written */
 		if (err) {
@@ -713,28 +324,46 @@ static int run_loop(struct session *s)
 		}
 		prev_mark = mark;
 		if (child_exited)
-			reap_child(s);
-		if (targets_gone(s) || (deadline && mark >= deadline))
+			target_set__reap(s->targets);
+		if (target_set__gone(s->targets) || (deadline && mark >= deadline))
 			break;
 		if (mark - last_status >= 1000000000ULL) {
-			status_show(s);
+			struct record_figures f;
+
+			figures(s, &f);
+			status_line__show((double)(now_ns(CLOCK_MONOTONIC) - s->start_ns) / 1e9, &f);
 			last_status = mark;
 		}
 	}
 	return 0;
 }
 
-/* ---- teardown ---------------------------------------------------------- */
-
-static void stop_sampling(struct session *s)
+/* The clocks of the start, the stop signals, the command released. */
+static int start(struct session *s)
 {
-	sample_events__stop(&s->se);
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct timeval tv;
+	int err;
+
+	perfdata_writer__set_rounds(s->w, !s->o->jit);
+	gettimeofday(&tv, NULL);
+	s->start_ns = now_ns(CLOCK_MONOTONIC);
+	s->start_tod_ns = (__u64)tv.tv_sec * 1000000000ULL + (__u64)tv.tv_usec * 1000ULL;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	err = target_set__release(s->targets);
+	if (!err && !s->o->quiet && s->o->verbose)
+		pr_info("recording; press Ctrl-C to stop");
+	return err;
 }
+
+/* ---- finish ------------------------------------------------------------- */
 
 /* After a failed write stopped the data, what is still in the rings and
  * the JIT mappings would not be written: only tracing is finished (for
  * --xray-out), then the features. */
-static int finish_file(struct session *s, __u64 tod, __u64 mono)
+static int finish_file(struct session *s)
 {
 	const struct perfdata_build_id *ids = NULL;
 	bool stopped = perfdata_writer__error(s->w) != 0;
@@ -742,275 +371,109 @@ static int finish_file(struct session *s, __u64 tod, __u64 mono)
 	struct perfdata_env env;
 	int err;
 
-	make_env(s, &env, tod, mono);
 	if (!s->o->no_buildid_cache)
 		s->cache_dir = buildid_cache_dir(s->o->buildid_dir);
 	err = stopped ? 0 : drain(s);
 	if (!err)
-		err = session_trace_finish(s);
+		err = tracing__finish(s->trace, s->w);
 	if (!err && !stopped)
-		err = session_jit_finish(s);
+		err = jit_sources__finish(s->jit, s->w, s->id_type, s->dt, s->cache_dir,
+					  s->start_ns);
+	if (jit_sources__images_lost(s->jit))
+		s->lost_output = true;
 	if (!err && !stopped)
 		err = report_drops(s, now_ns(CLOCK_MONOTONIC));
+	if (!err)
+		err = dso_table__finish(s->dt, s->cache_dir, true, &ids, &nr_ids);
 	if (err)
 		return err;
-	err = dso_table__finish(s->dt, s->cache_dir, true, &ids, &nr_ids);
-	if (err)
-		return err;
-	env.first_sample_time = s->first_time;
-	env.last_sample_time = s->last_time;
+	make_env(s, &env, s->start_tod_ns, s->start_ns);
 	env.build_ids = ids;
 	env.nr_build_ids = nr_ids;
-	err = perfdata_writer__finish(s->w, &env);
-	if (session_trace_write_xray(s))
+	err = output__finish(s->out, &env);
+	if (tracing__write_xray(s->trace))
 		s->lost_output = true;
 	return err;
 }
 
-static void teardown(struct session *s)
-{
-	session_trace_free(s);
-	session_jit_free(s);
-	sample_events__close(&s->se);
-	sideband__close(&s->sb);
-	ring_buffer__free(s->rb);
-	sample_bpf__destroy(s->skel);
-	perfdata_writer__free(s->w);
-	dso_table__free(s->dt);
-	for (int i = 0; i < s->nr_pidfds; i++)
-		if (s->pidfds[i] >= 0)
-			close(s->pidfds[i]);
-	free(s->pidfds);
-	free(s->cpu_index);
-	free(s->callchain);
-	cpu_set_list__free(&s->cpus);
-	tidset_free(&s->targets);
-	pbuf_free(&s->rec);
-	free(s->out_path);
-	free(s->cache_dir);
-	free(s->sbq);
-	pbuf_free(&s->sbbuf);
-}
-
 static void print_summary(struct session *s)
 {
-	__u64 lost = s->lost_reported + s->sb_lost;
-	char extra[96] = "";
+	struct record_figures f;
+	struct sample_counts n;
+	__u32 capacity;
+	__u64 full;
 
-	status_erase();
+	status_line__erase();
 	if (s->o->quiet)
 		return;
-	session_trace_summary(s, extra, sizeof(extra));
-	fprintf(stderr, "[ precord: Captured and wrote %.3f MB %s (%llu samples%s, %llu lost) ]\n",
-		(double)perfdata_writer__file_size(s->w) / (1024.0 * 1024.0), s->o->output,
-		(unsigned long long)s->samples, extra, (unsigned long long)lost);
-	report_targets_full(s);
-	if (s->bad_records)
+	figures(s, &f);
+	if (log_verbosity > 0)
+		tracing__print_stats(s->trace);
+	status_line__summary(s->o->output, &f);
+	full = bpf_sampler__targets_full(s->bpf, &capacity);
+	if (full)
+		pr_warn("%llu new processes of the targets were not recorded: more than %u targets were alive at once",
+			(unsigned long long)full, capacity);
+	sample_converter__counts(s->conv, &n);
+	if (n.bad_records)
 		pr_warn("%llu malformed records from the kernel were skipped",
-			(unsigned long long)s->bad_records);
+			(unsigned long long)n.bad_records);
 }
 
-static int setup_targets(struct session *s)
+/* loop_err: how the loop ended.  *status: the command's exit status. */
+static int finish(struct session *s, int loop_err, int *status)
 {
-	const struct prec_opts *o = s->o;
-	int err = 0;
+	int err = loop_err;
 
-	s->pidfds = calloc(PREC_MAX_PIDS, sizeof(int));
-	if (!s->pidfds)
-		return -ENOMEM;
-	for (int i = 0; !err && i < o->nr_pids; i++) {
-		err = target_check_pid(o->pids[i], "PID");
-		if (!err)
-			err = add_target(s, (__u32)o->pids[i]);
-		if (!err)
-			s->pidfds[s->nr_pidfds++] = target_pidfd(o->pids[i]);
-	}
-	for (int i = 0; !err && i < o->nr_tids; i++) {
-		err = target_check_pid(o->tids[i], "TID");
-		if (!err)
-			err = add_target(s, (__u32)o->tids[i]);
-		if (!err)
-			s->pidfds[s->nr_pidfds++] = target_pidfd(o->tids[i]);
-	}
-	return err;
-}
-
-static int start_command(struct session *s)
-{
-	int err = target_spawn(s->o->cmd, &s->child, &s->go_fd, &s->exec_err_fd);
-
+	/* A command that only set the duration (-p/-t/-a) is not waited for;
+	 * a recorded command gets SIGTERM passed on, and so it does when a
+	 * full disk stopped the recording (as perf record does). */
+	target_set__end_command(s->targets, stop_signal == SIGTERM || perfdata_writer__error(s->w));
+	event_set__stop(s->ev);
+	if (!err)
+		err = finish_file(s);
 	if (err) {
-		pr_err("cannot start '%s': %s", s->o->cmd[0], strerror(-err));
+		pr_err("cannot finish %s: %s", s->o->output, strerror(-err));
 		return err;
 	}
-	/* The command is sampled from its exec on (bpf on_exec), as perf's
-	 * enable_on_exec does; its side-band records are kept from now. */
-	if (!s->all && !s->o->nr_pids && !s->o->nr_tids) {
-		s->skel->bss->exec_child = (__u32)s->child;
-		err = tidset_add(&s->targets, (__u32)s->child);
+	if (perfdata_writer__error(s->w)) {
+		output__report_stopped(s->out, s->trace != NULL);
+		return perfdata_writer__error(s->w);
 	}
-	return err;
+	print_summary(s);
+	*status = target_set__wait_command(s->targets);
+	if (s->lost_output && !*status)
+		*status = 1;
+	return 0;
+}
+
+static void teardown(struct session *s)
+{
+	target_set__free(s->targets);	/* a command not run to its end: killed */
+	tracing__free(s->trace);
+	jit_sources__free(s->jit);
+	event_set__free(s->ev);
+	bpf_sampler__free(s->bpf);
+	sample_converter__free(s->conv);
+	output__free(s->out);		/* unfinished: removed */
+	dso_table__free(s->dt);
+	free(s->cache_dir);
 }
 
 int record_session__run(const struct prec_opts *o)
 {
-	struct session s = { .o = o, .out_fd = -1, .go_fd = -1, .exec_err_fd = -1 };
-	const struct event_name *ev = NULL;
-	struct perf_event_attr sba;
-	struct sigaction sa = { .sa_handler = on_signal };
-	__u64 tod, mono;
+	struct session s = { .o = o };
 	int err, status = 1;
-	bool output_made = false;
 
 	log_verbosity = o->quiet ? -1 : o->verbose;
-	libbpf_set_print(libbpf_print);
-	status_on = !o->quiet && isatty(STDERR_FILENO);
-	log_before_print = status_erase;
-	s.all = o->all_cpus;
-	s.by_tid = o->nr_tids > 0;
-	s.sampling = !o->nr_trace_specs || o->sample_explicit;
-
-	err = check_prereqs();
-	if (err)
-		goto out;
-	if (s.sampling) {
-		const char *name = o->event ? o->event : "cpu-clock";
-
-		ev = find_event(name);
-		if (!ev) {
-			pr_err("unknown event '%s': give cpu-clock, task-clock, cycles or instructions", name);
-			err = -EINVAL;
-			goto out;
-		}
-	}
-	err = cpu_set_list__parse(&s.cpus, o->cpu_list);
-	if (err) {
-		pr_err("bad CPU list '%s': %s", o->cpu_list ? o->cpu_list : "(online)", strerror(-err));
-		goto out;
-	}
-	s.cpu_index = malloc((size_t)s.cpus.max_cpu * sizeof(int));
-	s.callchain = malloc((2 + 2 * PREC_MAX_STACK) * sizeof(__u64));
-	s.dt = dso_table__new();
-	if (!s.cpu_index || !s.callchain || !s.dt) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (int i = 0; i < s.cpus.max_cpu; i++)
-		s.cpu_index[i] = -1;
-	for (int i = 0; i < s.cpus.nr; i++)
-		s.cpu_index[s.cpus.cpus[i]] = i;
-
-	err = load_bpf(&s);
+	bpf_sampler__set_logging();
+	status_line__start(!o->quiet && isatty(STDERR_FILENO));
+	err = setup(&s);
 	if (!err)
-		err = setup_targets(&s);
-	if (!err && o->cmd) {
-		sigaction(SIGCHLD, &(struct sigaction){ .sa_handler = on_sigchld }, NULL);
-		err = start_command(&s);
-	}
+		err = start(&s);
 	if (!err)
-		err = session_trace_setup(&s);
-	if (!err)
-		err = session_jit_setup(&s);
-	if (err)
-		goto out;
-
-	if (s.sampling) {
-		err = open_sampling(&s, ev);
-		if (err)
-			goto out;
-		s.sample_type = s.se.attr.sample_type;
-		err = sideband__map(&s.sb, &s.se, 128);
-	} else {
-		sideband_attr(&sba, o->clockid);
-		err = sideband__open(&s.sb, &sba, &s.cpus, 128);
-	}
-	if (err) {
-		pr_err("cannot open side-band events: %s", strerror(-err));
-		goto out;
-	}
-	s.id_type = s.sb.attr.sample_type;
-	err = open_output(&s);
-	if (err)
-		goto out;
-	output_made = true;
-	err = add_evsels(&s, ev);
-	if (!err)
-		err = perfdata_writer__begin(s.w);
-	if (!err)
-		err = reserve_features(&s);
-	if (!err)
-		err = synthesize(&s);
-	if (err) {
-		pr_err("cannot write %s: %s%s", o->output, strerror(-err),
-		       err == -ENOSPC || err == -EDQUOT ?
-		       "; free some space, or record to another disk with -o" : "");
-		goto out;
-	}
-	perfdata_writer__set_rounds(s.w, !o->jit);
-	{
-		struct timeval tv;
-
-		gettimeofday(&tv, NULL);
-		mono = now_ns(CLOCK_MONOTONIC);
-		tod = (__u64)tv.tv_sec * 1000000000ULL + (__u64)tv.tv_usec * 1000ULL;
-	}
-	s.start_ns = mono;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	if (s.child > 0) {
-		err = target_release(s.child, &s.go_fd, &s.exec_err_fd);
-		if (err) {
-			pr_err("cannot run '%s': %s", o->cmd[0], strerror(-err));
-			waitpid(s.child, NULL, 0);
-			s.child = 0;
-			goto out;
-		}
-	}
-	if (!o->quiet && o->verbose)
-		pr_info("recording; press Ctrl-C to stop");
-	err = run_loop(&s);
-	/* A command that only set the duration (-p/-t/-a) is not waited for;
-	 * a recorded command gets SIGTERM passed on, and so it does when a
-	 * full disk stopped the recording (as perf record does). */
-	if (s.child > 0 && !s.child_done &&
-	    (stop_signal == SIGTERM || s.nr_pidfds || s.all || perfdata_writer__error(s.w)))
-		kill(s.child, SIGTERM);
-	stop_sampling(&s);
-	if (!err)
-		err = finish_file(&s, tod, mono);
-	if (err) {
-		pr_err("cannot finish %s: %s", o->output, strerror(-err));
-		goto out;
-	}
-	output_made = false;
-	if (perfdata_writer__error(s.w)) {
-		report_stopped(&s);
-		err = perfdata_writer__error(s.w);
-		goto out;
-	}
-	print_summary(&s);
-	status = 0;
-	if (s.child > 0) {
-		if (!s.child_done && waitpid(s.child, &s.child_status, 0) == s.child)
-			s.child_done = true;
-		if (WIFEXITED(s.child_status))
-			status = WEXITSTATUS(s.child_status);
-	}
-	if (s.lost_output && !status)
-		status = 1;
-out:
-	status_erase();
-	if (s.child > 0 && !s.child_done) {
-		kill(s.child, SIGKILL);
-		waitpid(s.child, NULL, 0);
-	}
-	if (s.go_fd >= 0)
-		close(s.go_fd);
-	if (s.exec_err_fd >= 0)
-		close(s.exec_err_fd);
-	if (output_made)
-		discard_output(&s);
+		err = finish(&s, run_loop(&s), &status);
+	status_line__erase();
 	teardown(&s);
 	return err ? 1 : status;
 }

@@ -1,18 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * Glue between the recording and the JIT merger (user/jit/merger.h):
- *  - a target that maps jit-<pid>.dump (the runtime's marker) hands the
- *    dump to the merger; the marker mapping itself is not written;
- *  - anonymous executable mappings of targets are held back: a process
- *    with a JIT source (jitdump, /tmp/perf-PID.map found through
- *    /proc/PID/root, --mlpd) gets per-function mappings into the merged
- *    ELF images instead; the others get their anonymous mappings written
- *    at the end (perf report then reads /tmp/perf-PID.map itself);
- *  - at the end the images' mappings become MMAP2 records, their build-ids
- *    go into BUILD_ID and the build-id cache.
- * JIT mappings carry timestamps from the past, so a recording with JIT
- * merging writes no FINISHED_ROUND (perf sorts the whole file).
- */
+#include "record/jit_sources.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -31,8 +19,9 @@
 #include "perfdata/record.h"
 #include "perfdata/writer.h"
 #include "record/dsos.h"
-#include "record/session_int.h"
+#include "record/tidset.h"
 #include "util/array.h"
+#include "util/buf.h"
 #include "util/log.h"
 #include "util/printable.h"
 
@@ -42,7 +31,9 @@ struct held_map {
 	size_t off, size;
 };
 
-struct jit_glue {
+struct jit_sources {
+	struct jit_sources_config cfg;
+	const struct prec_opts *o;
 	struct jit_merger *m;
 	char *dir;			/* <output>.jit, absolute */
 	struct tidset jit_pids;		/* processes whose JIT code is merged */
@@ -52,26 +43,21 @@ struct jit_glue {
 	struct held_map *hm;
 	size_t nhm, hm_cap;
 	unsigned int stop_base;		/* stop requests that do not stop reads */
+	struct pbuf rec;		/* scratch for one encoded record */
+	bool images_lost;
 };
 
 /* Reads of JIT sources stop on a Ctrl-C/SIGTERM: during the recording on
  * the first, in the final read on one more than when it began. */
 static bool jit_stop_requested(void *ctx)
 {
-	const struct jit_glue *g = ctx;
+	const struct jit_sources *g = ctx;
 
-	return session_stop_requests() > g->stop_base;
+	return g->cfg.stop_requests() > g->stop_base;
 }
 
-static bool jit_on(const struct session *s)
+static struct jit_merger *merger(struct jit_sources *g)
 {
-	return s->jit != NULL;
-}
-
-static struct jit_merger *merger(struct session *s)
-{
-	struct jit_glue *g = s->jit;
-
 	if (!g->m) {
 		char shown[PRINTABLE_MAX];
 
@@ -81,7 +67,7 @@ static struct jit_merger *merger(struct session *s)
 				printable(shown, sizeof(shown), g->dir), strerror(errno));
 		else
 			jit_merger__set_limits(g->m, &(struct jit_limits){
-				.max_bytes = s->o->jit_max_bytes,
+				.max_bytes = g->o->jit_max_bytes,
 				.stop = jit_stop_requested, .stop_ctx = g,
 			});
 	}
@@ -103,39 +89,24 @@ static __u32 pid_from_name(const char *path, const char *prefix, const char *suf
 	return (__u32)v;
 }
 
-static __u32 default_pid(const struct session *s)
+/* The process of --perf-map and --mlpd files that do not name one. */
+static __u32 default_pid(const struct jit_sources *g)
 {
-	if (s->child > 0 && !s->o->nr_pids && !s->all)
-		return (__u32)s->child;
-	if (s->o->nr_pids == 1)
-		return (__u32)s->o->pids[0];
+	if (g->cfg.command > 0 && !g->o->nr_pids && !g->o->all_cpus)
+		return (__u32)g->cfg.command;
+	if (g->o->nr_pids == 1)
+		return (__u32)g->o->pids[0];
 	return 0;
 }
 
-int session_jit_setup(struct session *s)
+/* The files of --jitdump and --perf-map. */
+static int add_given(struct jit_sources *g)
 {
-	const struct prec_opts *o = s->o;
-	struct jit_glue *g;
-	char *abs;
+	const struct prec_opts *o = g->o;
 	int err = 0;
 
-	if (!o->jit && !o->nr_jitdumps && !o->nr_perf_maps && !o->nr_mlpds)
-		return 0;
-	g = calloc(1, sizeof(*g));
-	if (!g)
-		return -ENOMEM;
-	s->jit = g;
-	abs = realpath(".", NULL);
-	if (!abs)
-		return -errno;
-	if (asprintf(&g->dir, "%s%s%s.jit", o->output[0] == '/' ? "" : abs,
-		     o->output[0] == '/' ? "" : "/", o->output) < 0)
-		g->dir = NULL;
-	free(abs);
-	if (!g->dir)
-		return -ENOMEM;
 	for (int i = 0; !err && i < o->nr_jitdumps; i++) {
-		if (!merger(s))
+		if (!merger(g))
 			return -errno;
 		err = jit_merger__add_jitdump(g->m, o->jitdumps[i], -1, 0);
 		if (err)
@@ -145,8 +116,8 @@ int session_jit_setup(struct session *s)
 		__u32 pid = pid_from_name(o->perf_maps[i], "perf-", ".map");
 
 		if (!pid)
-			pid = default_pid(s);
-		if (!merger(s))
+			pid = default_pid(g);
+		if (!merger(g))
 			return -errno;
 		err = jit_merger__add_perf_map(g->m, o->perf_maps[i], -1, pid, 0);
 		if (err)
@@ -155,6 +126,40 @@ int session_jit_setup(struct session *s)
 			tidset_add(&g->jit_pids, pid);
 	}
 	return err;
+}
+
+int jit_sources__new(struct jit_sources **out, const struct jit_sources_config *cfg)
+{
+	const struct prec_opts *o = cfg->o;
+	struct jit_sources *g;
+	char *abs;
+	int err;
+
+	*out = NULL;
+	if (!o->jit && !o->nr_jitdumps && !o->nr_perf_maps && !o->nr_mlpds)
+		return 0;
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	g->cfg = *cfg;
+	g->o = o;
+	abs = realpath(".", NULL);
+	if (!abs) {
+		err = -errno;
+		jit_sources__free(g);
+		return err;
+	}
+	if (asprintf(&g->dir, "%s%s%s.jit", o->output[0] == '/' ? "" : abs,
+		     o->output[0] == '/' ? "" : "/", o->output) < 0)
+		g->dir = NULL;
+	free(abs);
+	err = g->dir ? add_given(g) : -ENOMEM;
+	if (err) {
+		jit_sources__free(g);
+		return err;
+	}
+	*out = g;
+	return 0;
 }
 
 /* Anonymous memory as perf sees it (util/map.c) plus what perf inject
@@ -241,20 +246,20 @@ static bool owned_by_target(__u32 pid, int fd)
 	return !fstat(fd, &st) && !stat(proc, &pst) && st.st_uid == pst.st_uid;
 }
 
-enum jit_mmap_action session_jit_mmap(struct session *s, __u32 pid, const char *name,
-				      __u32 prot, __u64 start, __u64 len, __u64 time)
+/* A jitdump marker goes to the merger, anonymous code is held. */
+static enum exec_map_action decide(void *ctx, __u32 pid, const char *name, __u32 prot,
+				   __u64 start, __u64 len)
 {
-	struct jit_glue *g = s->jit;
+	struct jit_sources *g = ctx;
 	__u32 dump_pid;
 	int fd, err;
 
-	(void)time;
-	if (!jit_on(s) || !s->o->jit)
-		return JIT_MMAP_WRITE;
+	if (!g->o->jit)
+		return EXEC_MAP_WRITE;
 	dump_pid = pid_from_name(name, "jit-", ".dump");
 	if (dump_pid && (dump_pid == pid || !tidset_has(&g->jit_pids, pid))) {
-		if (!merger(s))
-			return JIT_MMAP_DROP;
+		if (!merger(g))
+			return EXEC_MAP_DROP;
 		fd = open_in_target(pid, start, len, name);
 		err = jit_merger__add_jitdump(g->m, name, fd, pid);
 		if (err) {
@@ -265,18 +270,19 @@ enum jit_mmap_action session_jit_mmap(struct session *s, __u32 pid, const char *
 		} else {
 			tidset_add(&g->jit_pids, pid);
 		}
-		return JIT_MMAP_DROP;
+		return EXEC_MAP_DROP;
 	}
 	if ((prot & 4) && is_anon(name)) {
 		tidset_add(&g->anon_pids, pid);
-		return JIT_MMAP_HOLD;
+		return EXEC_MAP_HOLD;
 	}
-	return JIT_MMAP_WRITE;
+	return EXEC_MAP_WRITE;
 }
 
-int session_jit_hold(struct session *s, __u32 pid, __u64 time, const void *rec, size_t size)
+/* Kept until the end: written only if no JIT source described pid. */
+static int hold(void *ctx, __u32 pid, __u64 time, const void *rec, size_t size)
 {
-	struct jit_glue *g = s->jit;
+	struct jit_sources *g = ctx;
 
 	if (ARRAY_GROW(g->hm, g->hm_cap, g->nhm + 1))
 		return -ENOMEM;
@@ -287,11 +293,14 @@ int session_jit_hold(struct session *s, __u32 pid, __u64 time, const void *rec, 
 	return 0;
 }
 
-/* /tmp/perf-PID.map of processes with anonymous code, as they see /tmp. */
-static void find_perf_maps(struct session *s)
+struct exec_map_hook jit_sources__hook(struct jit_sources *js)
 {
-	struct jit_glue *g = s->jit;
+	return js ? (struct exec_map_hook){ decide, hold, js } : (struct exec_map_hook){ 0 };
+}
 
+/* /tmp/perf-PID.map of processes with anonymous code, as they see /tmp. */
+static void find_perf_maps(struct jit_sources *g, __u64 start_ns)
+{
 	for (size_t i = 0; i < g->anon_pids.cap; i++) {
 		__u32 pid = g->anon_pids.keys[i];
 		char shown[64];
@@ -318,14 +327,14 @@ static void find_perf_maps(struct session *s)
 			close(fd);
 			continue;
 		}
-		if (!merger(s)) {
+		if (!merger(g)) {
 			close(fd);
 			continue;
 		}
 		/* Perf maps carry no times, and runtimes often make their code
 		 * executable with mprotect, which has no record: what the
 		 * map holds now is taken as mapped since the recording began. */
-		err = jit_merger__add_perf_map(g->m, shown, fd, pid, s->start_ns);
+		err = jit_merger__add_perf_map(g->m, shown, fd, pid, start_ns);
 		if (err)
 			pr_warn("cannot read %s of PID %u: %s", shown, pid, strerror(-err));
 		else
@@ -333,16 +342,15 @@ static void find_perf_maps(struct session *s)
 	}
 }
 
-int session_jit_poll(struct session *s)
+int jit_sources__poll(struct jit_sources *g, __u64 start_ns)
 {
-	struct jit_glue *g = s->jit;
 	struct timespec ts;
 	int err;
 
-	if (!jit_on(s))
+	if (!g)
 		return 0;
-	if (s->o->jit)
-		find_perf_maps(s);
+	if (g->o->jit)
+		find_perf_maps(g, start_ns);
 	if (!g->m)
 		return 0;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -354,9 +362,8 @@ int session_jit_poll(struct session *s)
 	return err;
 }
 
-static int write_mappings(struct session *s)
+static int write_mappings(struct jit_sources *g, struct perfdata_writer *w, __u64 id_type)
 {
-	struct jit_glue *g = s->jit;
 	size_t n = jit_merger__nr_mappings(g->m);
 
 	for (size_t i = 0; i < n; i++) {
@@ -374,10 +381,10 @@ static int write_mappings(struct session *s)
 		int err;
 
 		memcpy(m.build_id, jm->build_id, sizeof(m.build_id));
-		pbuf_reset(&s->rec);
-		err = perfdata_encode_mmap2(&s->rec, s->id_type, &m, &sid);
+		pbuf_reset(&g->rec);
+		err = perfdata_encode_mmap2(&g->rec, id_type, &m, &sid);
 		if (!err)
-			err = perfdata_writer__queue(s->w, jm->time, s->rec.data, s->rec.len);
+			err = perfdata_writer__queue(w, jm->time, g->rec.data, g->rec.len);
 		if (err)
 			return err;
 		tidset_add(&g->jit_pids, jm->pid);
@@ -385,23 +392,22 @@ static int write_mappings(struct session *s)
 	return 0;
 }
 
-static int add_images(struct session *s)
+static int add_images(struct jit_sources *g, struct dso_table *dt, const char *cache_dir)
 {
-	struct jit_glue *g = s->jit;
 	const struct jit_image *img;
 	size_t n = jit_merger__images(g->m, &img);
 
 	for (size_t i = 0; i < n; i++) {
-		int err = dso_table__add_build_id(s->dt, img[i].path, img[i].build_id,
+		int err = dso_table__add_build_id(dt, img[i].path, img[i].build_id,
 						  img[i].build_id_size, true);
 
 		if (err)
 			return err;
-		if (s->cache_dir) {
+		if (cache_dir) {
 			int fd = jit_merger__open_image(g->m, &img[i]);
 
 			if (fd >= 0) {
-				err = buildid_cache__add_fd(s->cache_dir, img[i].path,
+				err = buildid_cache__add_fd(cache_dir, img[i].path,
 							    img[i].build_id,
 							    img[i].build_id_size, fd);
 				close(fd);
@@ -416,9 +422,9 @@ static int add_images(struct session *s)
 /* Images a full disk (or another write error) kept from being written
  * were removed: their functions get no mapping, and samples in them show
  * as unresolved, as without JIT merging. */
-static void report_lost_images(struct session *s)
+static void report_lost_images(struct jit_sources *g)
 {
-	struct jit_stats st = jit_merger__stats(s->jit->m);
+	struct jit_stats st = jit_merger__stats(g->m);
 	int err = st.write_err;
 
 	if (!st.images_lost)
@@ -426,48 +432,48 @@ static void report_lost_images(struct session *s)
 	pr_err("%s JIT images in %s (%s): %llu image%s with %llu JIT functions not written; samples in them show as unresolved; %s",
 	       err == -ENOSPC ? "disk full writing" : err == -EDQUOT ?
 	       "disk quota exceeded writing" : "cannot write",
-	       s->jit->dir, strerror(-err), (unsigned long long)st.images_lost,
+	       g->dir, strerror(-err), (unsigned long long)st.images_lost,
 	       st.images_lost > 1 ? "s" : "", (unsigned long long)st.funcs_lost,
 	       err == -ENOSPC || err == -EDQUOT ? "free some space, or record to another disk with -o" :
 	       "check the disk, or record to another with -o");
-	s->lost_output = true;
+	g->images_lost = true;
 }
 
-int session_jit_finish(struct session *s)
+int jit_sources__finish(struct jit_sources *g, struct perfdata_writer *w, __u64 id_type,
+			struct dso_table *dt, const char *cache_dir, __u64 start_ns)
 {
-	struct jit_glue *g = s->jit;
 	int err = 0;
 
-	if (!jit_on(s))
+	if (!g)
 		return 0;
-	if (s->o->jit)
-		find_perf_maps(s);
-	for (int i = 0; i < s->o->nr_mlpds; i++) {
-		__u32 pid = default_pid(s);
+	if (g->o->jit)
+		find_perf_maps(g, start_ns);
+	for (int i = 0; i < g->o->nr_mlpds; i++) {
+		__u32 pid = default_pid(g);
 
-		if (!merger(s))
+		if (!merger(g))
 			break;
-		err = jit_merger__add_mlpd(g->m, s->o->mlpds[i], pid);
+		err = jit_merger__add_mlpd(g->m, g->o->mlpds[i], pid);
 		if (err)
-			pr_warn("cannot read %s: %s", s->o->mlpds[i], strerror(-err));
+			pr_warn("cannot read %s: %s", g->o->mlpds[i], strerror(-err));
 		else if (pid)
 			tidset_add(&g->jit_pids, pid);
 	}
 	err = 0;
 	if (g->m) {
-		g->stop_base = session_stop_requests();
+		g->stop_base = g->cfg.stop_requests();
 		err = jit_merger__finish(g->m);
 		if (err)
 			pr_warn("JIT merging failed: %s; JIT frames may not be named", strerror(-err));
-		report_lost_images(s);
-		err = write_mappings(s);
+		report_lost_images(g);
+		err = write_mappings(g, w, id_type);
 		if (!err)
-			err = add_images(s);
+			err = add_images(g, dt, cache_dir);
 	}
 	/* anonymous code of processes no JIT source described */
 	for (size_t i = 0; !err && i < g->nhm; i++)
 		if (!tidset_has(&g->jit_pids, g->hm[i].pid))
-			err = perfdata_writer__queue(s->w, g->hm[i].time,
+			err = perfdata_writer__queue(w, g->hm[i].time,
 						     g->held.data + g->hm[i].off, g->hm[i].size);
 	if (!err && g->m) {
 		struct jit_stats st = jit_merger__stats(g->m);
@@ -488,10 +494,13 @@ int session_jit_finish(struct session *s)
 	return err;
 }
 
-void session_jit_free(struct session *s)
+bool jit_sources__images_lost(const struct jit_sources *js)
 {
-	struct jit_glue *g = s->jit;
+	return js && js->images_lost;
+}
 
+void jit_sources__free(struct jit_sources *g)
+{
 	if (!g)
 		return;
 	jit_merger__free(g->m);
@@ -501,6 +510,6 @@ void session_jit_free(struct session *s)
 	pbuf_free(&g->held);
 	free(g->hm);
 	free(g->dir);
+	pbuf_free(&g->rec);
 	free(g);
-	s->jit = NULL;
 }

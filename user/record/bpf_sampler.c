@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "record/bpf_sampler.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/libbpf.h>
+#include <bpf/bpf.h>
+
+#include "precord/bpf_abi.h"
+#include "sample.skel.h"
+#include "util/log.h"
+
+struct bpf_sampler {
+	struct sample_bpf *skel;
+	struct ring_buffer *rb;
+	bpf_record_fn fn;
+	void *ctx;
+};
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG && log_verbosity < 2)
+		return 0;
+	if (level == LIBBPF_INFO && log_verbosity < 1)
+		return 0;
+	if (log_verbosity < 1)
+		return 0;	/* libbpf's own warnings only with -v: we report failures */
+	return vfprintf(stderr, fmt, ap);
+}
+
+void bpf_sampler__set_logging(void)
+{
+	libbpf_set_print(libbpf_print);
+}
+
+/* PRECORD_MAX_TARGETS: room for that many live target processes in the
+ * BPF set instead of 8192 (0: not set). */
+static __u32 max_targets(void)
+{
+	const char *e = getenv("PRECORD_MAX_TARGETS");
+	unsigned long v;
+	char *end;
+
+	if (!e || !*e)
+		return 0;
+	v = strtoul(e, &end, 10);
+	if (*end || !v || v > 1UL << 22) {
+		pr_warn("PRECORD_MAX_TARGETS=%s is not a number from 1 to 4194304; ignored", e);
+		return 0;
+	}
+	return (__u32)v;
+}
+
+static int attach(struct bpf_link **link, struct bpf_program *prog, const char *tp)
+{
+	int err;
+
+	*link = bpf_program__attach(prog);
+	if (*link)
+		return 0;
+	err = -errno;
+	pr_err("cannot attach to %s: %s", tp, strerror(-err));
+	return err;
+}
+
+static int load(struct bpf_sampler *b, const struct prec_opts *o)
+{
+	bool all = o->all_cpus, by_tid = o->nr_tids > 0;
+	__u32 ring = 8u << 20, nr_targets = max_targets();
+	struct sample_bpf *skel;
+	int err;
+
+	b->skel = skel = sample_bpf__open();
+	if (!skel) {
+		err = -errno;
+		pr_err("cannot open the BPF programs: %s", strerror(-err));
+		return err;
+	}
+	skel->rodata->filter_mode = all ? PREC_FILTER_ALL :
+				    by_tid ? PREC_FILTER_TID : PREC_FILTER_TGID;
+	skel->rodata->want_callchain = o->callchain;
+	skel->rodata->keep_idle = all;
+	skel->rodata->follow_forks = !o->no_inherit;
+	if (o->mmap_pages)
+		ring = o->mmap_pages * 4096u;
+	bpf_map__set_max_entries(skel->maps.events, ring);
+	if (nr_targets)
+		bpf_map__set_max_entries(skel->maps.targets, nr_targets);
+	skel->rodata->wakeup_bytes = ring / 4;
+	err = sample_bpf__load(skel);
+	if (err) {
+		pr_err("cannot load the BPF programs: %s; run 'precord check'", strerror(-err));
+		return err;
+	}
+	if (!all && !by_tid)
+		err = attach(&skel->links.on_fork, skel->progs.on_fork, "sched_process_fork");
+	if (!err && !all)
+		err = attach(&skel->links.on_exit, skel->progs.on_exit, "sched_process_exit");
+	if (!err && o->cmd && !all && !o->nr_pids && !o->nr_tids)
+		err = attach(&skel->links.on_exec, skel->progs.on_exec, "sched_process_exec");
+	return err;
+}
+
+static int on_ring_record(void *ctx, void *data, size_t size)
+{
+	struct bpf_sampler *b = ctx;
+
+	return b->fn ? b->fn(b->ctx, data, size) : 0;
+}
+
+struct bpf_sampler *bpf_sampler__new(const struct prec_opts *o)
+{
+	struct bpf_sampler *b = calloc(1, sizeof(*b));
+	int err;
+
+	if (!b)
+		return NULL;
+	err = load(b, o);
+	if (!err) {
+		b->rb = ring_buffer__new(bpf_map__fd(b->skel->maps.events), on_ring_record, b, NULL);
+		if (!b->rb) {
+			err = -errno;
+			pr_err("cannot set up the BPF ring buffer: %s", strerror(-err));
+		}
+	}
+	if (err) {
+		bpf_sampler__free(b);
+		errno = -err;
+		return NULL;
+	}
+	return b;
+}
+
+void bpf_sampler__free(struct bpf_sampler *b)
+{
+	if (!b)
+		return;
+	ring_buffer__free(b->rb);
+	sample_bpf__destroy(b->skel);
+	free(b);
+}
+
+void bpf_sampler__set_consumer(struct bpf_sampler *b, bpf_record_fn fn, void *ctx)
+{
+	b->fn = fn;
+	b->ctx = ctx;
+}
+
+int bpf_sampler__consume(struct bpf_sampler *b)
+{
+	return ring_buffer__consume(b->rb);
+}
+
+int bpf_sampler__epoll_fd(const struct bpf_sampler *b)
+{
+	return ring_buffer__epoll_fd(b->rb);
+}
+
+struct bpf_program *bpf_sampler__program(const struct bpf_sampler *b)
+{
+	return b->skel->progs.on_sample;
+}
+
+int bpf_sampler__targets_fd(const struct bpf_sampler *b)
+{
+	return bpf_map__fd(b->skel->maps.targets);
+}
+
+void bpf_sampler__follow_exec(struct bpf_sampler *b, pid_t pid)
+{
+	b->skel->bss->exec_child = (__u32)pid;
+}
+
+__u64 bpf_sampler__drops(const struct bpf_sampler *b)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *v = calloc((size_t)ncpu, sizeof(__u64)), sum = 0;
+	__u32 zero = 0;
+
+	if (!v)
+		return 0;
+	if (!bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.drops), &zero, v))
+		for (int i = 0; i < ncpu; i++)
+			sum += v[i];
+	free(v);
+	return sum;
+}
+
+__u64 bpf_sampler__targets_full(const struct bpf_sampler *b, __u32 *capacity)
+{
+	*capacity = bpf_map__max_entries(b->skel->maps.targets);
+	return __atomic_load_n(&b->skel->bss->targets_full, __ATOMIC_RELAXED);
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The BPF side of a recording (bpf/sample.bpf.c): the programs opened,
+ * configured for the options and loaded, the fork/exit/exec tracepoints
+ * that keep the kernel's target set, the ring buffer samples arrive in,
+ * and the counters of what BPF could not keep.
+ */
+#ifndef PRECORD_RECORD_BPF_SAMPLER_H
+#define PRECORD_RECORD_BPF_SAMPLER_H
+
+#include <stddef.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+#include "opts.h"
+
+struct bpf_sampler;
+struct bpf_program;
+
+/* libbpf's messages as precord's verbosity says (-v, -vv). */
+void bpf_sampler__set_logging(void);
+/* Loaded and attached as o says (said why on failure): NULL + errno. */
+struct bpf_sampler *bpf_sampler__new(const struct prec_opts *o);
+void bpf_sampler__free(struct bpf_sampler *b);		/* NULL-safe */
+
+/* What each ring record is handed to by bpf_sampler__consume(); a
+ * negative return stops the poll. */
+typedef int (*bpf_record_fn)(void *ctx, void *data, size_t size);
+void bpf_sampler__set_consumer(struct bpf_sampler *b, bpf_record_fn fn, void *ctx);
+/* Records available now, or -errno. */
+int bpf_sampler__consume(struct bpf_sampler *b);
+/* Readable when the ring has data. */
+int bpf_sampler__epoll_fd(const struct bpf_sampler *b);
+
+/* The program the sampling events run on overflow. */
+struct bpf_program *bpf_sampler__program(const struct bpf_sampler *b);
+/* The kernel's target set (a map of u32 ids). */
+int bpf_sampler__targets_fd(const struct bpf_sampler *b);
+/* Sample the command pid from its exec on. */
+void bpf_sampler__follow_exec(struct bpf_sampler *b, pid_t pid);
+
+/* Samples dropped so far (the ring was full). */
+__u64 bpf_sampler__drops(const struct bpf_sampler *b);
+/* New processes of the targets left out because the set was full; its
+ * capacity in *capacity. */
+__u64 bpf_sampler__targets_full(const struct bpf_sampler *b, __u32 *capacity);
+
+#endif

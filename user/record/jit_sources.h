@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The JIT code of the targets, named through the JIT merger
+ * (user/jit/merger.h):
+ *  - a target that maps jit-<pid>.dump (the runtime's marker) hands the
+ *    dump to the merger; the marker mapping itself is not written;
+ *  - anonymous executable mappings of targets are held back: a process
+ *    with a JIT source (jitdump, /tmp/perf-PID.map found through
+ *    /proc/PID/root, --mlpd) gets per-function mappings into the merged
+ *    ELF images instead; the others get their anonymous mappings written
+ *    at the end (perf report then reads /tmp/perf-PID.map itself);
+ *  - at the end the images' mappings become MMAP2 records, their build-ids
+ *    go into BUILD_ID and the build-id cache.
+ * JIT mappings carry timestamps from the past, so a recording with JIT
+ * merging writes no FINISHED_ROUND (perf sorts the whole file).
+ */
+#ifndef PRECORD_RECORD_JIT_SOURCES_H
+#define PRECORD_RECORD_JIT_SOURCES_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+#include "opts.h"
+#include "record/sample_converter.h"
+
+struct jit_sources;
+struct perfdata_writer;
+struct dso_table;
+
+struct jit_sources_config {
+	const struct prec_opts *o;	/* --jit, --jitdump, --perf-map, --mlpd, -o */
+	pid_t command;			/* the `-- command`, 0: none */
+	/* SIGINT/SIGTERM received so far: reads of JIT sources stop on one */
+	unsigned int (*stop_requests)(void);
+};
+
+/* *out: NULL when the options ask for no JIT merging.  The files given
+ * on the command line are read now; says why one cannot be. */
+int jit_sources__new(struct jit_sources **out, const struct jit_sources_config *cfg);
+void jit_sources__free(struct jit_sources *js);			/* NULL-safe */
+
+/* What the converter does with executable mappings (js may be NULL). */
+struct exec_map_hook jit_sources__hook(struct jit_sources *js);
+/* Once a loop: look for new perf maps, read what the sources added.
+ * start_ns: when the recording began (CLOCK_MONOTONIC). */
+int jit_sources__poll(struct jit_sources *js, __u64 start_ns);
+/* At the end: the final read, the images written, their mappings and
+ * the held anonymous ones queued on w (trailers as id_type says), their
+ * build-ids into dt and the cache at cache_dir (NULL: none). */
+int jit_sources__finish(struct jit_sources *js, struct perfdata_writer *w, __u64 id_type,
+			struct dso_table *dt, const char *cache_dir, __u64 start_ns);
+/* A write error kept images from being written (said at the finish). */
+bool jit_sources__images_lost(const struct jit_sources *js);
+
+#endif

@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Side-band records of the targets are queued as the kernel wrote them
+ * (their trailer already has the file's layout: they come from the event
+ * whose attr the file has).
+ */
+#include "record/sample_converter.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/types.h>
+
+#include "precord/bpf_abi.h"
+#include "precord/perf_file.h"
+#include "perfdata/record.h"
+#include "perfdata/writer.h"
+#include "record/dsos.h"
+#include "record/target.h"
+#include "util/buf.h"
+#include "util/log.h"
+
+struct sample_converter {
+	struct sample_converter_config cfg;
+	struct pbuf rec;		/* scratch for one encoded record */
+	__u64 *callchain;		/* scratch: 2 markers + 2 stacks */
+	__u64 samples, bad_records;
+	__u64 lost_reported;		/* dropped in BPF, said in LOST_SAMPLES */
+	__u64 sb_lost;			/* lost in the side-band rings (LOST) */
+	__u64 first_time, last_time;
+};
+
+struct sample_converter *sample_converter__new(const struct sample_converter_config *cfg)
+{
+	struct sample_converter *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->cfg = *cfg;
+	c->callchain = malloc((2 + 2 * PREC_MAX_STACK) * sizeof(__u64));
+	if (!c->callchain) {
+		free(c);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return c;
+}
+
+void sample_converter__free(struct sample_converter *c)
+{
+	if (!c)
+		return;
+	pbuf_free(&c->rec);
+	free(c->callchain);
+	free(c);
+}
+
+void sample_converter__counts(const struct sample_converter *c, struct sample_counts *out)
+{
+	*out = (struct sample_counts){
+		.samples = c->samples, .lost = c->lost_reported + c->sb_lost,
+		.bad_records = c->bad_records,
+		.first_time = c->first_time, .last_time = c->last_time,
+	};
+}
+
+/* Drops counted in BPF since the last call become one LOST_SAMPLES record. */
+int sample_converter__report_lost(struct sample_converter *c, __u64 total, __u64 time)
+{
+	struct perfdata_sample_id sid = { .time = time, .id = c->cfg.lost_id };
+	__u64 lost;
+
+	if (total <= c->lost_reported)
+		return 0;
+	lost = total - c->lost_reported;
+	c->lost_reported = total;
+	pbuf_reset(&c->rec);
+	if (perfdata_encode_lost_samples(&c->rec, c->cfg.id_type, lost, &sid))
+		return -ENOMEM;
+	return perfdata_writer__queue(c->cfg.w, time, c->rec.data, c->rec.len);
+}
+
+/* ips: the sample's stacks, as checked by the caller (8-aligned in the ring). */
+static void mark_hits(struct sample_converter *c, const struct prec_sample *ps, const __u64 *ips)
+{
+	__u32 i, nk = ps->nr_kernel, nu = ps->nr_user;
+
+	if (!ps->user_mode)
+		dso_table__kernel_hit(c->cfg.dt);
+	else
+		dso_table__hit(c->cfg.dt, ps->pid, ps->ip);
+	for (i = 0; i < nu; i++)
+		dso_table__hit(c->cfg.dt, ps->pid, ips[nk + i]);
+}
+
+static int convert_sample(struct sample_converter *c, const void *data, size_t size)
+{
+	struct prec_sample ps;
+	const __u64 *ips = (const __u64 *)((const __u8 *)data + sizeof(ps));
+	struct perfdata_sample out = { 0 };
+	__u32 nk, nu, n = 0;
+	int err;
+
+	if (size < sizeof(ps))
+		return -EINVAL;
+	memcpy(&ps, data, sizeof(ps));
+	nk = ps.nr_kernel;
+	nu = ps.nr_user;
+	if (nk > PREC_MAX_STACK || nu > PREC_MAX_STACK ||
+	    ps.hdr.size != sizeof(ps) + 8 * (nk + nu) || ps.hdr.size > size)
+		return -EINVAL;
+	/* a CPU with no sampling event (ids start at 1) */
+	if (ps.cpu >= (__u32)c->cfg.nr_cpu_ids || !c->cfg.cpu_ids[ps.cpu])
+		return -EINVAL;
+	if (c->cfg.callchain)
+		n = perfdata_callchain_build(c->callchain, ips, nk, ips + nk, nu);
+	out.misc = ps.user_mode ? PERF_RECORD_MISC_USER : PERF_RECORD_MISC_KERNEL;
+	out.id = c->cfg.cpu_ids[ps.cpu];
+	out.ip = ps.ip;
+	out.pid = ps.pid;
+	out.tid = ps.tid;
+	out.time = ps.time;
+	out.cpu = ps.cpu;
+	out.period = ps.period;
+	out.callchain = c->callchain;
+	out.nr_callchain = n;
+	pbuf_reset(&c->rec);
+	err = perfdata_encode_sample(&c->rec, c->cfg.sample_type, &out);
+	if (!err)
+		err = perfdata_writer__queue(c->cfg.w, ps.time, c->rec.data, c->rec.len);
+	if (err)
+		return err;
+	if (c->cfg.dt)
+		mark_hits(c, &ps, ips);
+	if (!c->first_time || ps.time < c->first_time)
+		c->first_time = ps.time;
+	if (ps.time > c->last_time)
+		c->last_time = ps.time;
+	c->samples++;
+	return 0;
+}
+
+int sample_converter__ring_record(void *ctx, void *data, size_t size)
+{
+	struct sample_converter *c = ctx;
+	struct prec_rec_hdr h;
+	int err = -EINVAL;
+
+	if (size >= sizeof(h)) {
+		memcpy(&h, data, sizeof(h));
+		if (h.type == PREC_REC_SAMPLE)
+			err = convert_sample(c, data, size);
+	}
+	if (err == -ENOMEM)
+		return err;		/* stops the poll: fatal */
+	if (err && !c->bad_records++)
+		pr_warn("malformed record from the BPF ring buffer (type %u, %zu bytes); counting and skipping such records",
+			size >= sizeof(h) ? h.type : 0, size);
+	return 0;
+}
+
+static bool is_target_pid(struct sample_converter *c, __u32 pid)
+{
+	return target_set__has(c->cfg.targets, pid);
+}
+
+struct mmap2_body {
+	__u32 pid, tid;
+	__u64 start, len, pgoff;
+	union {
+		struct { __u32 maj, min; __u64 ino, ino_generation; };
+		struct { __u8 build_id_size, r0; __u16 r1; __u8 build_id[20]; };
+	};
+	__u32 prot, flags;
+	char filename[];
+};
+
+static int on_mmap2(struct sample_converter *c, const struct perf_event_header *h)
+{
+	const struct mmap2_body *b = (const void *)(h + 1);
+	size_t fixed = sizeof(*h) + sizeof(*b);
+	struct perfdata_mmap2 m = { 0 };
+	struct perfdata_sample_id sid;
+	enum exec_map_action action = EXEC_MAP_WRITE;
+	const char *name;
+	size_t maxlen;
+	__u64 time;
+
+	if (perfdata_sample_id_parse(c->cfg.id_type, h, fixed, &sid))
+		return -EINVAL;
+	time = sid.time;
+	if (!is_target_pid(c, b->pid))
+		return 0;
+	name = b->filename;
+	maxlen = h->size - fixed - perfdata_sample_id_size(c->cfg.id_type);
+	if (!memchr(name, 0, maxlen))
+		return -EINVAL;
+	if (c->cfg.hook.decide)
+		action = c->cfg.hook.decide(c->cfg.hook.ctx, b->pid, name, b->prot, b->start, b->len);
+	if (action == EXEC_MAP_DROP)
+		return 0;
+	if (!(b->prot & 4) && name[0] == '/')
+		return 0;		/* data mappings: perf record skips them too */
+	m.misc = h->misc & ~PERF_RECORD_MISC_MMAP_BUILD_ID;
+	m.pid = b->pid;
+	m.tid = b->tid;
+	m.start = b->start;
+	m.len = b->len;
+	m.pgoff = b->pgoff;
+	m.prot = b->prot;
+	m.flags = b->flags;
+	m.filename = name;
+	if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+		m.build_id_size = b->build_id_size <= 20 ? b->build_id_size : 0;
+		memcpy(m.build_id, b->build_id, m.build_id_size);
+	} else {
+		m.maj = b->maj;
+		m.min = b->min;
+		m.ino = b->ino;
+		m.ino_generation = b->ino_generation;
+	}
+	if (c->cfg.dt && name[0] == '/')
+		dso_table__mmap(c->cfg.dt, b->pid, b->start, b->len, name,
+				&(struct dso_file_id){ m.maj, m.min, m.ino, m.ino_generation,
+						       m.ino != 0, time },
+				m.build_id, &m.build_id_size);
+	pbuf_reset(&c->rec);
+	if (perfdata_encode_mmap2(&c->rec, c->cfg.id_type, &m, &sid))
+		return -ENOMEM;
+	if (action == EXEC_MAP_HOLD)
+		return c->cfg.hook.hold(c->cfg.hook.ctx, b->pid, time, c->rec.data, c->rec.len);
+	return perfdata_writer__queue(c->cfg.w, time, c->rec.data, c->rec.len);
+}
+
+/* Bytes of a side-band record of type before its trailer, at least. */
+static size_t sideband_fixed(__u32 type)
+{
+	switch (type) {
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		return sizeof(struct perf_event_header) + 24;	/* pid ppid tid ptid time */
+	case PERF_RECORD_COMM:
+		return sizeof(struct perf_event_header) + 8;	/* pid tid, then comm */
+	case PERF_RECORD_LOST:
+		return sizeof(struct perf_event_header) + 16;	/* id lost */
+	default:
+		return sizeof(struct perf_event_header);
+	}
+}
+
+/* A target's FORK: a new process of a target is a target too. */
+static int on_task_fork(struct sample_converter *c, const struct perf_event_header *h, __u64 time)
+{
+	const __u32 *w = (const __u32 *)(h + 1);	/* pid, ppid, tid, ptid */
+
+	if (target_set__fork(c->cfg.targets, w[1], w[0]))
+		return -ENOMEM;
+	if (!is_target_pid(c, w[0]))
+		return 0;
+	if (c->cfg.dt && w[0] != w[1])
+		dso_table__fork(c->cfg.dt, w[1], w[0]);
+	return perfdata_writer__queue(c->cfg.w, time, h, h->size);
+}
+
+/* A target's EXIT: the process (a thread with -t) leaves the targets. */
+static int on_task_exit(struct sample_converter *c, const struct perf_event_header *h, __u64 time)
+{
+	const __u32 *w = (const __u32 *)(h + 1);	/* pid, ppid, tid, ptid */
+	int err;
+
+	if (!is_target_pid(c, w[0]))
+		return 0;
+	err = perfdata_writer__queue(c->cfg.w, time, h, h->size);
+	target_set__exit(c->cfg.targets, w[0], w[2]);
+	return err;
+}
+
+int sample_converter__sideband_record(void *ctx, const struct perf_event_header *h)
+{
+	struct sample_converter *c = ctx;
+	const __u32 *w = (const __u32 *)(h + 1);
+	struct perfdata_sample_id sid;
+	int err = 0;
+
+	if (perfdata_sample_id_parse(c->cfg.id_type, h, sideband_fixed(h->type), &sid)) {
+		c->bad_records++;
+		return 0;
+	}
+	switch (h->type) {
+	case PERF_RECORD_MMAP2:
+		err = on_mmap2(c, h);
+		break;
+	case PERF_RECORD_FORK:
+		err = on_task_fork(c, h, sid.time);
+		break;
+	case PERF_RECORD_EXIT:
+		err = on_task_exit(c, h, sid.time);
+		break;
+	case PERF_RECORD_COMM:
+		if (is_target_pid(c, w[0]))
+			err = perfdata_writer__queue(c->cfg.w, sid.time, h, h->size);
+		break;
+	case PERF_RECORD_LOST: {
+		__u64 lost;
+
+		memcpy(&lost, (const __u8 *)h + sizeof(*h) + 8, 8);
+		c->sb_lost += lost;
+		err = perfdata_writer__queue(c->cfg.w, sid.time, h, h->size);
+		break;
+	}
+	case PERF_RECORD_SAMPLE:
+		/* bpf/sample.bpf.c returns 0: the kernel keeps no sample */
+		c->bad_records++;
+		break;
+	default:
+		break;		/* nothing else is asked for (THROTTLE, …) */
+	}
+	return err == -ENOMEM ? err : 0;
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Ring records and side-band records → perf.data records, queued on the
+ * writer: BPF samples become PERF_RECORD_SAMPLE with perf's callchain
+ * markers; the side-band of the targets is kept (MMAP2 / COMM / FORK /
+ * EXIT / LOST), the rest dropped; drops become LOST_SAMPLES.  Counts what
+ * it wrote and what was malformed.
+ */
+#ifndef PRECORD_RECORD_SAMPLE_CONVERTER_H
+#define PRECORD_RECORD_SAMPLE_CONVERTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/perf_event.h>
+#include <linux/types.h>
+
+struct sample_converter;
+struct perfdata_writer;
+struct dso_table;
+struct target_set;
+
+/* What becomes of an executable mapping of a target. */
+enum exec_map_action {
+	EXEC_MAP_WRITE,		/* written as it comes */
+	EXEC_MAP_DROP,		/* not written */
+	EXEC_MAP_HOLD,		/* encoded and handed to hold() */
+};
+
+/* Who decides it (the JIT sources); decide NULL: every mapping written. */
+struct exec_map_hook {
+	enum exec_map_action (*decide)(void *ctx, __u32 pid, const char *name, __u32 prot,
+				       __u64 start, __u64 len);
+	int (*hold)(void *ctx, __u32 pid, __u64 time, const void *rec, size_t size);
+	void *ctx;
+};
+
+struct sample_converter_config {
+	struct perfdata_writer *w;
+	struct dso_table *dt;		/* sampled DSOs and build-ids; NULL: none */
+	struct target_set *targets;
+	__u64 sample_type;		/* of the samples, as the file's attr says */
+	__u64 id_type;			/* of every record's trailer */
+	const __u64 *cpu_ids;		/* sampling event id by CPU number; 0: none */
+	int nr_cpu_ids;
+	__u64 lost_id;			/* the id LOST_SAMPLES records carry */
+	bool callchain;			/* -g */
+	struct exec_map_hook hook;
+};
+
+/* NULL + errno. */
+struct sample_converter *sample_converter__new(const struct sample_converter_config *cfg);
+void sample_converter__free(struct sample_converter *c);		/* NULL-safe */
+
+/* One record of the BPF ring (ctx: the converter).  A malformed one is
+ * counted and skipped (said once); -ENOMEM stops the poll. */
+int sample_converter__ring_record(void *ctx, void *data, size_t size);
+/* One side-band record, in time order (ctx: the converter).  -ENOMEM only. */
+int sample_converter__sideband_record(void *ctx, const struct perf_event_header *h);
+/* total: samples dropped so far; those not yet reported become one
+ * LOST_SAMPLES record at time. */
+int sample_converter__report_lost(struct sample_converter *c, __u64 total, __u64 time);
+
+struct sample_counts {
+	__u64 samples;			/* written */
+	__u64 lost;			/* reported lost: dropped in BPF or the side-band */
+	__u64 bad_records;		/* malformed records skipped */
+	__u64 first_time, last_time;	/* of the samples; 0: none */
+};
+void sample_converter__counts(const struct sample_converter *c, struct sample_counts *out);
+
+#endif
