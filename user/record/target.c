@@ -19,6 +19,7 @@
 #include "opts.h"
 #include "record/synth.h"
 #include "record/tidset.h"
+#include "util/io.h"
 #include "util/log.h"
 
 struct target_set {
@@ -155,9 +156,7 @@ static int release(int *go_fd, int *exec_err_fd)
 		return -errno;
 	close(*go_fd);
 	*go_fd = -1;
-	do {
-		n = read(*exec_err_fd, &e, sizeof(e));
-	} while (n < 0 && errno == EINTR);
+	n = read_full(*exec_err_fd, &e, sizeof(e));	/* EOF: the exec worked */
 	close(*exec_err_fd);
 	*exec_err_fd = -1;
 	return n == (ssize_t)sizeof(e) ? -e : 0;
