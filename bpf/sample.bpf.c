@@ -75,8 +75,9 @@ static __always_inline void count_drop(void)
 
 /*
  * Fill the fixed part of the sample and its stacks (kernel and, unless
- * kernel_only, user frames); returns the number of frames, and 0 with
- * s->hdr.size 0 when the sample is not kept.
+ * kernel_only, user frames); returns the number of frames, or -1 when the
+ * sample is not kept.  The callers compute the record's size from the
+ * count rather than reload hdr.size: the verifier then knows its bounds.
  */
 static __always_inline long fill_sample(struct bpf_perf_event_data *ctx,
 					struct prec_sample *s, bool kernel_only)
@@ -85,11 +86,10 @@ static __always_inline long fill_sample(struct bpf_perf_event_data *ctx,
 	__u32 tgid = id >> 32, tid = (__u32)id;
 	long kn = 0, un = 0;
 
-	s->hdr.size = 0;
 	if (tid == 0 && !keep_idle)
-		return 0;
+		return -1;
 	if (!is_target(tgid, tid))
-		return 0;
+		return -1;
 	s->hdr.type = PREC_REC_SAMPLE;
 	s->pid = tgid;
 	s->tid = tid;
@@ -136,13 +136,16 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	struct sample_buf *b;
 	__u32 zero = 0;
 	__u64 size;
+	long n;
 
 	b = bpf_map_lookup_elem(&scratch, &zero);
 	if (!b)
 		return 0;
-	fill_sample(ctx, (struct prec_sample *)b, false);
-	size = ((struct prec_sample *)b)->hdr.size;
-	if (size && size <= sizeof(*b))
+	n = fill_sample(ctx, (struct prec_sample *)b, false);
+	if (n < 0)
+		return 0;
+	size = sizeof(struct prec_sample) + 8 * (n & 0xff);
+	if (size <= sizeof(*b))
 		emit(b, size);
 	return 0;
 }
@@ -190,9 +193,9 @@ int on_sample_dwarf(struct bpf_perf_event_data *ctx)
 		return 0;
 	s = (struct prec_sample *)b;
 	n = fill_sample(ctx, s, true);
-	size = s->hdr.size;
-	if (!size)
+	if (n < 0)
 		return 0;
+	size = sizeof(*s) + 8 * (n & 0x7f);
 	task = bpf_get_current_task_btf();
 	/* kernel threads and the idle task have no user context: abi 0 */
 	if (s->pid && !(task->flags & PF_KTHREAD_FLAG)) {
@@ -249,9 +252,9 @@ int on_sample_dwarf(struct bpf_perf_event_data *ctx)
 		}
 		s->stack_len = got;
 		size += 8 * PREC_DWARF_NR_REGS + ((got + 7) & ~7u);
-		s->hdr.size = size;
 	}
 out:
+	s->hdr.size = size;
 	if (size <= sizeof(*b))
 		emit(b, size);
 	return 0;

@@ -247,16 +247,16 @@ static int synth_maps(struct pbuf *out, __u64 id_type, struct dso_table *dt, __u
 	while (!err && fgets(line, sizeof(line), f)) {
 		struct perfdata_mmap2 m = { .misc = PERF_RECORD_MISC_USER, .pid = pid, .tid = pid };
 		char *name;
+		int not_exec;
 
 		if (!strchr(line, '\n'))	/* over-long line: skip its rest */
 			while (fgets(line, sizeof(line), f) && !strchr(line, '\n'))
 				;
-		err = parse_maps_line(line, &m, &name);
-		if (err == -ENOENT && data_maps && (m.prot & PROT_READ))
+		not_exec = parse_maps_line(line, &m, &name);
+		if (not_exec == -ENOENT && data_maps && (m.prot & PROT_READ))
 			m.misc |= PERF_RECORD_MISC_MMAP_DATA;
-		else if (err)
+		else if (not_exec)
 			continue;
-		err = 0;
 		if (!*name)
 			name = "//anon";
 		m.filename = name;
