@@ -8,16 +8,24 @@
  *                    main → path_b → lib_work → lib_leaf (libnofp.so)
  *                    main → path_c → recurse (×4) → rec_leaf
  *
+ *   nofp --work N    a fixed amount of work instead (benchmarks: a cost
+ *                    per unit of work), N rounds of the three paths
+ *
  * Time is CPU time of the thread (CLOCK_THREAD_CPUTIME_ID), handed out in
  * slices of 10 ms, so the ratios hold whatever the machine's speed.
  * -fno-optimize-sibling-calls keeps every caller on the stack.
  */
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 void lib_work(unsigned long n);
 
 static volatile unsigned long sink;
+static long work;		/* --work: loop counts, not time slices */
+
+/* Another turn of a path's loop: until its slice ends, or n turns. */
+static int more(double until, long *n, long turns);
 
 static double cpu_now(void)
 {
@@ -45,7 +53,9 @@ __attribute__((noinline)) static void path_a(double until)
 {
 	unsigned int v[256], seed = 1;
 
-	while (cpu_now() < until) {
+	long n = 0;
+
+	while (more(until, &n, 82)) {
 		for (int i = 0; i < 256; i++)
 			v[i] = seed = seed * 1103515245u + 12345u;
 		qsort(v, 256, sizeof(v[0]), cmp_ints);
@@ -54,7 +64,9 @@ __attribute__((noinline)) static void path_a(double until)
 
 __attribute__((noinline)) static void path_b(double until)
 {
-	while (cpu_now() < until)
+	long n = 0;
+
+	while (more(until, &n, 7))
 		lib_work(2000);
 }
 
@@ -74,14 +86,30 @@ __attribute__((noinline)) static unsigned long recurse(int depth, unsigned long 
 
 __attribute__((noinline)) static void path_c(double until)
 {
-	while (cpu_now() < until)
+	long n = 0;
+
+	while (more(until, &n, 37))
 		sink += recurse(4, sink);
+}
+
+static int more(double until, long *n, long turns)
+{
+	return work ? (*n)++ < turns : cpu_now() < until;
 }
 
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 1.0, start = cpu_now(), t;
 
+	if (argc > 2 && !strcmp(argv[1], "--work")) {
+		work = atol(argv[2]);
+		for (long i = 0; i < work; i++) {
+			path_a(0);
+			path_b(0);
+			path_c(0);
+		}
+		return 0;
+	}
 	if (!(secs > 0))
 		secs = 1.0;
 	while ((t = cpu_now()) - start < secs) {
