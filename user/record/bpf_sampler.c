@@ -93,15 +93,17 @@ static int load(struct bpf_sampler *b, const struct prec_opts *o)
 		bpf_map__set_max_entries(skel->maps.dwarf_scratch, ncpu > 0 ? (__u32)ncpu : 1);
 		/*
 		 * A dwarf sample is up to 66 KiB (8.3 KiB with the default
-		 * size): at 999 Hz that is 8 MiB/s per CPU.  Room for a
-		 * quarter of a second of all CPUs at the largest size, at
-		 * least 16 MiB, so that the reader's 100 ms polls keep up.
+		 * size): at 999 Hz that is 8 MiB/s per CPU.  Room for an
+		 * eighth of a second of all CPUs at the largest size (the
+		 * reader is woken at a quarter full, and polls every 100 ms),
+		 * at least 4 MiB: a larger ring than needed only spreads the
+		 * samples over more memory, and costs the workload cache.
 		 */
 		if (!o->mmap_pages) {
 			__u64 need = (__u64)(ncpu > 0 ? ncpu : 1) *
-				     (o->freq ? o->freq : 1000) * (o->dwarf_stack_size + 512) / 4;
+				     (o->freq ? o->freq : 1000) * (o->dwarf_stack_size + 1248) / 8;
 
-			ring = 16u << 20;
+			ring = 4u << 20;
 			while (ring < need && ring < (1u << 30))
 				ring <<= 1;
 		}
