@@ -118,7 +118,20 @@ $(BUILD)/workloads/lib%.so: tests/workloads/lib/lib%.c
 	$(Q)$(CLANG) -O1 -g -fPIC -shared -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		-Wall -Werror $< -o $@
 
-workloads: $(WORKLOADS) $(patsubst tests/workloads/lib/%.c,$(BUILD)/workloads/%.so,$(wildcard tests/workloads/lib/*.c))
+# --call-graph dwarf's workload and its library: no frame pointers, as
+# most packaged code (gcc -O2); every call kept (no sibling calls).
+NOFP_CFLAGS := -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -Wall -Werror
+
+$(BUILD)/workloads/libnofp.so: tests/workloads/nofp/libnofp.c
+	$(call msg,GCC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)gcc $(NOFP_CFLAGS) -fPIC -shared $< -o $@
+
+$(BUILD)/workloads/nofp: tests/workloads/nofp/nofp.c $(BUILD)/workloads/libnofp.so
+	$(call msg,GCC,$@)
+	$(Q)gcc $(NOFP_CFLAGS) $< -o $@ -L$(BUILD)/workloads -lnofp -Wl,-rpath,'$$ORIGIN'
+
+workloads: $(WORKLOADS) $(patsubst tests/workloads/lib/%.c,$(BUILD)/workloads/%.so,$(wildcard tests/workloads/lib/*.c)) $(BUILD)/workloads/nofp
 
 unit-build: $(UNIT_BINS) $(REPLAYS)
 

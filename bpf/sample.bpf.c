@@ -16,6 +16,8 @@
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile bool want_callchain = false;
+/* --call-graph dwarf: bytes of user stack to copy (on_sample_dwarf). */
+const volatile __u32 dwarf_stack_size = 0;
 const volatile bool follow_forks = true;
 const volatile bool keep_idle = true;	/* -a: samples of the idle task too */
 /* Wake the reader only once this much is waiting (it also polls every
@@ -71,25 +73,23 @@ static __always_inline void count_drop(void)
 		*d += 1;
 }
 
-SEC("perf_event")
-int on_sample(struct bpf_perf_event_data *ctx)
+/*
+ * Fill the fixed part of the sample and its stacks (kernel and, unless
+ * kernel_only, user frames); returns the number of frames, or -1 when the
+ * sample is not kept.  The callers compute the record's size from the
+ * count rather than reload hdr.size: the verifier then knows its bounds.
+ */
+static __always_inline long fill_sample(struct bpf_perf_event_data *ctx,
+					struct prec_sample *s, bool kernel_only)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id;
-	struct prec_sample *s;
-	struct sample_buf *b;
-	__u32 zero = 0;
 	long kn = 0, un = 0;
-	__u64 size;
 
 	if (tid == 0 && !keep_idle)
-		return 0;
+		return -1;
 	if (!is_target(tgid, tid))
-		return 0;
-	b = bpf_map_lookup_elem(&scratch, &zero);
-	if (!b)
-		return 0;
-	s = (struct prec_sample *)b;
+		return -1;
 	s->hdr.type = PREC_REC_SAMPLE;
 	s->pid = tgid;
 	s->tid = tid;
@@ -105,7 +105,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 			if (kn > PREC_MAX_STACK)
 				kn = PREC_MAX_STACK;
 		}
-		if (tgid) {
+		if (tgid && !kernel_only) {
 			un = bpf_get_stack(ctx, &s->ips[kn & 0xff], PREC_MAX_STACK * 8,
 					   BPF_F_USER_STACK);
 			un = un < 0 ? 0 : (__u64)un / 8;
@@ -115,14 +115,148 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	}
 	s->nr_kernel = kn;
 	s->nr_user = un;
-	size = sizeof(*s) + (kn + un) * 8;
-	if (size > sizeof(*b))
-		return 0;
-	s->hdr.size = size;
-	if (bpf_ringbuf_output(&events, s, size,
+	s->regs_abi = 0;
+	s->pad = 0;
+	s->stack_len = 0;
+	s->hdr.size = sizeof(*s) + (kn + un) * 8;
+	return kn + un;
+}
+
+static __always_inline void emit(void *data, __u64 size)
+{
+	if (bpf_ringbuf_output(&events, data, size,
 			       bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
 			       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP))
 		count_drop();
+}
+
+SEC("perf_event")
+int on_sample(struct bpf_perf_event_data *ctx)
+{
+	struct sample_buf *b;
+	__u32 zero = 0;
+	__u64 size;
+	long n;
+
+	b = bpf_map_lookup_elem(&scratch, &zero);
+	if (!b)
+		return 0;
+	n = fill_sample(ctx, (struct prec_sample *)b, false);
+	if (n < 0)
+		return 0;
+	size = sizeof(struct prec_sample) + 8 * (n & 0xff);
+	if (size <= sizeof(*b))
+		emit(b, size);
+	return 0;
+}
+
+/*
+ * --call-graph dwarf: a sample with its kernel frames, the task's user
+ * registers and up to dwarf_stack_size bytes of its user stack, for perf
+ * to unwind with the binaries' CFI.  The record can reach 66 KiB, more
+ * than a per-CPU array value may hold (32 KiB), so the scratch space is
+ * one entry per CPU of a plain array (user space sizes it to the possible
+ * CPUs); nothing else runs this program on the CPU meanwhile (perf_event
+ * programs do not nest).
+ */
+#define DWARF_CHUNK	4096
+#define DWARF_CHUNKS	(PREC_DWARF_MAX_STACK / DWARF_CHUNK + 2)
+
+struct dwarf_buf {
+	__u64 words[sizeof(struct prec_sample) / 8 + PREC_MAX_STACK + PREC_DWARF_NR_REGS];
+	__u8 stack[65536 + DWARF_CHUNK];	/* room for the last chunk's bounds */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);			/* resized by user space */
+	__type(key, __u32);
+	__type(value, struct dwarf_buf);
+} dwarf_scratch SEC(".maps");
+
+#define PF_KTHREAD_FLAG	0x00200000	/* include/linux/sched.h PF_KTHREAD */
+
+SEC("perf_event")
+int on_sample_dwarf(struct bpf_perf_event_data *ctx)
+{
+	__u32 cpu = bpf_get_smp_processor_id(), got = 0, want = dwarf_stack_size;
+	struct task_struct *task;
+	struct prec_sample *s;
+	struct dwarf_buf *b;
+	struct pt_regs *r;
+	__u64 *regs, sp, size;
+	__u8 *stk;
+	long n;
+
+	b = bpf_map_lookup_elem(&dwarf_scratch, &cpu);
+	if (!b)
+		return 0;
+	s = (struct prec_sample *)b;
+	n = fill_sample(ctx, s, true);
+	if (n < 0)
+		return 0;
+	size = sizeof(*s) + 8 * (n & 0x7f);
+	task = bpf_get_current_task_btf();
+	/* kernel threads and the idle task have no user context: abi 0 */
+	if (s->pid && !(task->flags & PF_KTHREAD_FLAG)) {
+		/* the registers the task entered the kernel with: the
+		 * interrupted ones when the sample hit user mode */
+		/* declared as returning long by libbpf 1.1: a BTF pt_regs pointer */
+		r = (struct pt_regs *)bpf_task_pt_regs(task);
+		if (!r)
+			goto out;
+		regs = &s->ips[n & 0x7f];
+		regs[0] = r->ax;
+		regs[1] = r->bx;
+		regs[2] = r->cx;
+		regs[3] = r->dx;
+		regs[4] = r->si;
+		regs[5] = r->di;
+		regs[6] = r->bp;
+		regs[7] = r->sp;
+		regs[8] = r->ip;
+		regs[9] = r->flags;
+		regs[10] = r->cs;
+		regs[11] = r->ss;
+		regs[12] = r->r8;
+		regs[13] = r->r9;
+		regs[14] = r->r10;
+		regs[15] = r->r11;
+		regs[16] = r->r12;
+		regs[17] = r->r13;
+		regs[18] = r->r14;
+		regs[19] = r->r15;
+		s->regs_abi = 2;	/* PERF_SAMPLE_REGS_ABI_64 */
+		sp = r->sp;
+		stk = (__u8 *)&regs[PREC_DWARF_NR_REGS];
+		/*
+		 * Page by page from SP, so that a copy that faults (the end
+		 * of the stack's mapping, a page not present) keeps every
+		 * page before it: stack_len says how much was read.
+		 */
+		for (int i = 0; i < DWARF_CHUNKS && got < want; i++) {
+			__u64 off = got, len = DWARF_CHUNK - ((sp + got) & (DWARF_CHUNK - 1));
+
+			if (len > want - got)
+				len = want - got;
+			/* the verifier's bounds: off < 64 KiB, len <= a page */
+			barrier_var(off);
+			barrier_var(len);
+			off &= 0xffff;
+			len &= 2 * DWARF_CHUNK - 1;
+			if (len > DWARF_CHUNK || !len)
+				break;
+			if (bpf_probe_read_user(stk + off, len, (void *)(sp + off)))
+				break;
+			got += len;
+		}
+		s->stack_len = got;
+		size += 8 * PREC_DWARF_NR_REGS + ((got + 7) & ~7u);
+	}
+out:
+	s->hdr.size = size;
+	if (size <= sizeof(*b))
+		emit(b, size);
 	return 0;
 }
 

@@ -76,6 +76,10 @@ void opts_usage(FILE *f)
 "  -c, --count N           one sample every N events (ns for *-clock)\n"
 "  -g                      record call chains (frame pointers)\n"
 "      --call-graph fp     the same\n"
+"      --call-graph dwarf[,SIZE]  record the user registers and SIZE bytes\n"
+"                          of user stack (default 8192, a multiple of 8 up\n"
+"                          to 65528) for perf to unwind code built without\n"
+"                          frame pointers; costs up to SIZE bytes per sample\n"
 "  -k, --clockid CLOCK     sample clock: monotonic (the only one, default)\n"
 "  -m, --mmap-pages N      ring buffer size in 4 KiB pages (power of two)\n"
 "Tracing:\n"
@@ -112,6 +116,30 @@ static int bad(const char *fmt, const char *arg)
 	fprintf(stderr, fmt, arg);
 	fputs(" (see precord --help)\n", stderr);
 	return -EINVAL;
+}
+
+static int parse_u64(const char *s, __u64 *out);
+
+/* --call-graph fp | dwarf[,SIZE], perf's syntax (perf allows fp,SIZE too:
+ * the size is then perf's kernel.perf_event_max_stack and ignored here). */
+static int parse_call_graph(const char *arg, struct prec_opts *o)
+{
+	__u64 v = 8192;
+
+	if (!strcmp(arg, "fp") || !strncmp(arg, "fp,", 3)) {
+		o->callchain = true;
+		o->dwarf_stack_size = 0;
+		return 0;
+	}
+	if (strcmp(arg, "dwarf") && strncmp(arg, "dwarf,", 6))
+		return bad("call graph mode '%s' is not supported: use --call-graph fp or dwarf[,SIZE]",
+			   arg);
+	if (arg[5] == ',' && (parse_u64(arg + 6, &v) || !v || v % 8 || v > 65528))
+		return bad("bad --call-graph dwarf stack size '%s': give a multiple of 8 from 8 to 65528",
+			   arg + 6);
+	o->callchain = true;
+	o->dwarf_stack_size = (__u32)v;
+	return 0;
 }
 
 static int parse_u64(const char *s, __u64 *out)
@@ -254,13 +282,12 @@ int opts_parse(int argc, char **argv, struct prec_opts *o)
 		case 'g':
 			o->sample_explicit = true;
 			o->callchain = true;
+			o->dwarf_stack_size = 0;
 			break;
 		case OPT_CALL_GRAPH:
 			o->sample_explicit = true;
-			if (strcmp(optarg, "fp") && strncmp(optarg, "fp,", 3))
-				return bad("call graph mode '%s' is not supported: use --call-graph fp",
-					   optarg);
-			o->callchain = true;
+			if (parse_call_graph(optarg, o))
+				return -EINVAL;
 			break;
 		case 'o':
 			o->output = optarg;

@@ -20,7 +20,8 @@ struct prec_opts {
 	__u64 freq;			/* -F, 0 when -c is given */
 	__u64 period;			/* -c */
 	char *event;			/* -e */
-	bool callchain;			/* -g / --call-graph fp */
+	bool callchain;			/* -g / --call-graph fp or dwarf */
+	__u32 dwarf_stack_size;		/* --call-graph dwarf[,SIZE]; 0 = fp/none */
 	char *output;			/* -o, default perf.data */
 	int clockid;			/* -k */
 	bool quiet;			/* -q */

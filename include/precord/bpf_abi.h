@@ -30,10 +30,24 @@ enum prec_filter {
 };
 
 /*
+ * --call-graph dwarf: the user registers a sample carries, in the order of
+ * perf's x86_64 register mask PREC_DWARF_REGS_MASK (AX BX CX DX SI DI BP
+ * SP IP FLAGS CS SS R8-R15, ascending bit order of perf_regs.h), and the
+ * largest user-stack copy (perf's limit for sample_stack_user).
+ */
+#define PREC_DWARF_NR_REGS	20
+#define PREC_DWARF_REGS_MASK	0xff0fffULL
+#define PREC_DWARF_MAX_STACK	65528
+
+/*
  * PREC_REC_SAMPLE: ips[] holds nr_kernel kernel frames (innermost first,
  * ips[0] is the sampled ip when the sample hit the kernel) followed by
- * nr_user user frames (innermost first).  size = sizeof(struct
- * prec_sample) + 8 * (nr_kernel + nr_user).  The stacks are as
+ * nr_user user frames (innermost first).  With regs_abi != 0 (dwarf mode,
+ * a task with a user context) PREC_DWARF_NR_REGS u64 user registers follow
+ * the frames, then stack_len bytes of user stack read from the user SP,
+ * zero-padded to 8.  size = sizeof(struct prec_sample) + 8 * (nr_kernel +
+ * nr_user) [+ 8 * PREC_DWARF_NR_REGS + stack_len rounded up to 8].  The
+ * stacks are as
  * bpf_get_stack gave them: depending on the kernel and the event's
  * sample_type they may start with a PERF_CONTEXT_* marker or end in zeros;
  * user space writes perf's form (perfdata_callchain_build).
@@ -49,7 +63,9 @@ struct prec_sample {
 	__u16 nr_kernel;
 	__u16 nr_user;
 	__u8 user_mode;		/* 1 if the sample hit user mode */
-	__u8 pad[7];
+	__u8 regs_abi;		/* dwarf: 2 = 64-bit user regs follow, 0 none */
+	__u16 pad;
+	__u32 stack_len;	/* dwarf: user-stack bytes after the regs */
 	__u64 ips[];
 };
 

@@ -359,10 +359,166 @@ TEST(perf_str_pads_to_64)
 	pbuf_free(&b);
 }
 
+/*
+ * A dwarf-mode sample read back by perf's rules (evsel__parse_sample):
+ * CALLCHAIN, then REGS_USER {abi, one u64 per mask bit when abi != 0},
+ * then STACK_USER {size, data[size], dyn_size <= size when size != 0},
+ * then WEIGHT.  Returns the pointer past what it read, NULL if perf
+ * would refuse the sample.
+ */
+static const __u8 *parse_dwarf(const __u8 *p, const __u8 *end, __u32 nr_regs,
+			       __u64 *abi, const __u64 **regs, __u64 *size,
+			       const __u8 **data, __u64 *dyn)
+{
+	__u64 nr = rd64(p);
+
+	p += 8 + 8 * nr;				/* CALLCHAIN */
+	*abi = rd64(p);
+	p += 8;
+	*regs = *abi ? (const __u64 *)p : NULL;
+	if (*abi)
+		p += 8 * nr_regs;
+	*size = rd64(p);
+	p += 8;
+	*data = NULL;
+	*dyn = 0;
+	if (*size) {
+		if (p + *size + 8 > end)
+			return NULL;
+		*data = p;
+		p += *size;
+		*dyn = rd64(p);
+		p += 8;
+		if (*dyn > *size)
+			return NULL;			/* "user stack dump failure" */
+	}
+	return p <= end ? p : NULL;
+}
+
+#define DWARF_BITS (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN | \
+		    PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
+
+TEST(sample_dwarf_regs_and_stack_round_trip)
+{
+	__u64 chain[] = { (__u64)-128, 0xffffffff81000010ULL, 0xffffffff81000020ULL };
+	__u64 regs[20], abi, size, dyn;
+	__u8 stack[13];
+	struct perfdata_sample s = {
+		.misc = PERF_RECORD_MISC_KERNEL, .ip = chain[1], .pid = 3, .tid = 4,
+		.callchain = chain, .nr_callchain = 3, .regs_abi = 2, .regs = regs,
+		.nr_regs = 20, .stack = stack, .stack_dyn = sizeof(stack), .weight = 77,
+	};
+	const __u64 *r;
+	const __u8 *data, *p;
+	struct pbuf b = { 0 };
+
+	for (int i = 0; i < 20; i++)
+		regs[i] = 0x1000 + (__u64)i;
+	for (size_t i = 0; i < sizeof(stack); i++)
+		stack[i] = (__u8)(0xa0 + i);
+	CHECK_EQ(perfdata_encode_sample(&b, DWARF_BITS | PERF_SAMPLE_WEIGHT, &s), 0);
+	CHECK_EQ(hdr(&b)->size, b.len);
+	CHECK_EQ(b.len % 8, 0);
+	/* header, ip, tid, chain 1+3, abi + 20 regs, size, 16 bytes, dyn, weight */
+	CHECK_EQ(b.len, 8 + 8 + 8 + 32 + 168 + 8 + 16 + 8 + 8);
+	p = parse_dwarf(b.data + 24, b.data + b.len, 20, &abi, &r, &size, &data, &dyn);
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	CHECK_EQ(abi, 2);
+	CHECK(r && !memcmp(r, regs, sizeof(regs)));
+	CHECK_EQ(size, 16);		/* dyn_size rounded up to 8, not the attr's size */
+	CHECK_EQ(dyn, sizeof(stack));
+	CHECK(!memcmp(data, stack, sizeof(stack)));
+	CHECK(data[13] == 0 && data[14] == 0 && data[15] == 0);	/* padding is zeros */
+	CHECK_EQ(rd64(p), 77);		/* WEIGHT after STACK_USER */
+	CHECK(p + 8 == b.data + b.len);
+	pbuf_free(&b);
+}
+
+TEST(sample_dwarf_kernel_thread_has_no_regs_and_no_stack)
+{
+	__u64 chain[] = { (__u64)-128, 0xffffffff81000010ULL };
+	struct perfdata_sample s = { .ip = chain[1], .callchain = chain, .nr_callchain = 2 };
+	__u64 abi, size, dyn;
+	const __u64 *r;
+	const __u8 *data, *p;
+	struct pbuf b = { 0 };
+
+	CHECK_EQ(perfdata_encode_sample(&b, DWARF_BITS, &s), 0);
+	/* header, ip, tid, chain, abi 0 (no regs), size 0 (no data, no dyn_size) */
+	CHECK_EQ(b.len, 8 + 8 + 8 + 24 + 8 + 8);
+	p = parse_dwarf(b.data + 24, b.data + b.len, 20, &abi, &r, &size, &data, &dyn);
+	CHECK(p == b.data + b.len);
+	CHECK_EQ(abi, 0);
+	CHECK(r == NULL);
+	CHECK_EQ(size, 0);
+	pbuf_free(&b);
+}
+
+TEST(sample_dwarf_empty_copy_writes_size_zero)
+{
+	__u64 regs[20] = { 0 }, abi, size, dyn;
+	__u8 stack[8] = { 0 };
+	struct perfdata_sample s = { .regs_abi = 2, .regs = regs, .nr_regs = 20,
+				     .stack = stack, .stack_dyn = 0 };
+	const __u64 *r;
+	const __u8 *data, *p;
+	struct pbuf b = { 0 };
+
+	CHECK_EQ(perfdata_encode_sample(&b, DWARF_BITS, &s), 0);
+	p = parse_dwarf(b.data + 24, b.data + b.len, 20, &abi, &r, &size, &data, &dyn);
+	CHECK(p == b.data + b.len);
+	CHECK_EQ(abi, 2);
+	CHECK_EQ(size, 0);
+	pbuf_free(&b);
+}
+
+/* 65528 bytes of stack cannot fit with the rest: cut as the kernel cuts it. */
+TEST(sample_dwarf_largest_stack_is_cut_to_fit)
+{
+	__u64 chain[128], regs[20] = { 0 }, abi, size, dyn;
+	__u8 *stack = malloc(65528);
+	struct perfdata_sample s = { .callchain = chain, .nr_callchain = 128, .regs_abi = 2,
+				     .regs = regs, .nr_regs = 20, .stack_dyn = 65528,
+				     .weight = 5 };
+	const __u64 *r;
+	const __u8 *data, *p;
+	struct pbuf b = { 0 };
+
+	CHECK(stack != NULL);
+	if (!stack)
+		return;
+	memset(stack, 0x5a, 65528);
+	s.stack = stack;
+	chain[0] = (__u64)-128;
+	for (int i = 1; i < 128; i++)
+		chain[i] = 0xffffffff81000000ULL + (__u64)i;
+	CHECK_EQ(perfdata_encode_sample(&b, DWARF_BITS | PERF_SAMPLE_WEIGHT, &s), 0);
+	CHECK(b.len <= 0xfff8);
+	CHECK_EQ(hdr(&b)->size, b.len);
+	p = parse_dwarf(b.data + 24, b.data + b.len, 20, &abi, &r, &size, &data, &dyn);
+	CHECK(p != NULL);
+	if (p) {
+		CHECK_EQ(size % 8, 0);
+		CHECK_EQ(dyn, size);
+		CHECK(size > 60000 && size < 65528);
+		CHECK(data[0] == 0x5a && data[size - 1] == 0x5a);
+		CHECK_EQ(rd64(p), 5);
+		CHECK(p + 8 == b.data + b.len);
+	}
+	pbuf_free(&b);
+	free(stack);
+}
+
 int main(void)
 {
 	RUN(sample_all_fields);
 	RUN(sample_user_regs);
+	RUN(sample_dwarf_regs_and_stack_round_trip);
+	RUN(sample_dwarf_kernel_thread_has_no_regs_and_no_stack);
+	RUN(sample_dwarf_empty_copy_writes_size_zero);
+	RUN(sample_dwarf_largest_stack_is_cut_to_fit);
 	RUN(base_sample_in_place_matches_encoder);
 	RUN(sample_minimal_and_unsupported_bits);
 	RUN(sample_too_big_is_refused_whole);

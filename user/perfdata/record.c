@@ -131,14 +131,35 @@ static void put_padded_str(struct pbuf *out, const char *s)
 #define SUPPORTED_SAMPLE_BITS (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | \
 	PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_CPU | \
 	PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW | \
-	PERF_SAMPLE_REGS_USER | PERF_SAMPLE_WEIGHT)
+	PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER | PERF_SAMPLE_WEIGHT)
+
+/* The record's size must fit header.size: what is left for the stack's
+ * data once size, dyn_size and the fields after it are counted. */
+static void put_stack_user(struct pbuf *out, long at, __u64 st, const struct perfdata_sample *s)
+{
+	size_t used = out->len - (size_t)at + 16 + (st & PERF_SAMPLE_WEIGHT ? 8 : 0);
+	size_t room = used < 0xfff8 ? (0xfff8 - used) & ~(size_t)7 : 0;
+	size_t dyn = s->stack && !out->err ? s->stack_dyn : 0;
+	size_t size;
+
+	if (dyn > room)
+		dyn = room;
+	size = align_up(dyn, 8);
+	pbuf_put_u64(out, size);
+	if (!size)
+		return;
+	pbuf_put(out, s->stack, dyn);
+	pbuf_put_zero(out, size - dyn);
+	pbuf_put_u64(out, dyn);
+}
 
 /*
  * File format: PERF_RECORD_SAMPLE, fields in this order when their bit is
  * set: u64 id (IDENTIFIER); u64 ip; u32 pid, tid; u64 time; u64 addr;
  * u32 cpu, res; u64 period; u64 nr, u64 ips[nr] (CALLCHAIN); u32 size,
  * char data[size] (RAW, padded so the record stays 8-aligned); u64 abi,
- * u64 regs[] when abi != 0 (REGS_USER); u64 weight.
+ * u64 regs[] when abi != 0 (REGS_USER); u64 size, char data[size],
+ * u64 dyn_size when size != 0 (STACK_USER); u64 weight.
  */
 int perfdata_encode_sample(struct pbuf *out, __u64 st, const struct perfdata_sample *s)
 {
@@ -184,6 +205,8 @@ int perfdata_encode_sample(struct pbuf *out, __u64 st, const struct perfdata_sam
 		if (s->regs_abi)
 			pbuf_put(out, s->regs, (size_t)s->nr_regs * 8);
 	}
+	if (st & PERF_SAMPLE_STACK_USER)
+		put_stack_user(out, at, st, s);
 	if (st & PERF_SAMPLE_WEIGHT)
 		pbuf_put_u64(out, s->weight);
 	return rec_end(out, at);

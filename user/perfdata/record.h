@@ -68,12 +68,18 @@ struct perfdata_sample {
 	__u64 regs_abi;			/* PERF_SAMPLE_REGS_USER: 0 = none */
 	const __u64 *regs;		/* nr_regs values when regs_abi != 0 */
 	__u32 nr_regs;
+	const void *stack;		/* PERF_SAMPLE_STACK_USER: stack_dyn bytes */
+	__u32 stack_dyn;		/* bytes read from the user SP (dyn_size) */
 	__u64 weight;			/* PERF_SAMPLE_WEIGHT */
 };
 
 /* Supported sample_type bits: IDENTIFIER IP TID TIME ADDR CPU PERIOD
- * CALLCHAIN RAW REGS_USER WEIGHT.  Others give -EINVAL.  With REGS_USER,
- * nr_regs must be the number of bits in the attr's sample_regs_user. */
+ * CALLCHAIN RAW REGS_USER STACK_USER WEIGHT.  Others give -EINVAL.  With
+ * REGS_USER, nr_regs must be the number of bits in the attr's
+ * sample_regs_user.  STACK_USER's size is stack_dyn rounded up to 8 (perf
+ * reads a size below the attr's sample_stack_user), 0 when stack_dyn is 0
+ * (then no data and no dyn_size); a stack that would take the record past
+ * 65535 bytes is cut, as the kernel cuts it. */
 int perfdata_encode_sample(struct pbuf *out, __u64 sample_type,
 			   const struct perfdata_sample *s);
 

@@ -83,6 +83,33 @@ static int load(struct bpf_sampler *b, const struct prec_opts *o)
 	skel->rodata->filter_mode = all ? PREC_FILTER_ALL :
 				    by_tid ? PREC_FILTER_TID : PREC_FILTER_TGID;
 	skel->rodata->want_callchain = o->callchain;
+	skel->rodata->dwarf_stack_size = o->dwarf_stack_size;
+	/* one program loads: the dwarf one needs bpf_task_pt_regs (5.15) */
+	bpf_program__set_autoload(skel->progs.on_sample, !o->dwarf_stack_size);
+	bpf_program__set_autoload(skel->progs.on_sample_dwarf, o->dwarf_stack_size != 0);
+	if (o->dwarf_stack_size) {
+		int ncpu = libbpf_num_possible_cpus();
+
+		bpf_map__set_max_entries(skel->maps.dwarf_scratch, ncpu > 0 ? (__u32)ncpu : 1);
+		/*
+		 * A dwarf sample is up to 66 KiB (8.3 KiB with the default
+		 * size): at 999 Hz that is 8 MiB/s per CPU.  Room for an
+		 * eighth of a second of all CPUs at the largest size (the
+		 * reader is woken at a quarter full, and polls every 100 ms),
+		 * at least 4 MiB: a larger ring than needed only spreads the
+		 * samples over more memory, and costs the workload cache.
+		 */
+		if (!o->mmap_pages) {
+			__u64 need = (__u64)(ncpu > 0 ? ncpu : 1) *
+				     (o->freq ? o->freq : 1000) * (o->dwarf_stack_size + 1248) / 8;
+
+			ring = 4u << 20;
+			while (ring < need && ring < (1u << 30))
+				ring <<= 1;
+		}
+	} else {
+		bpf_map__set_max_entries(skel->maps.dwarf_scratch, 1);
+	}
 	skel->rodata->keep_idle = all;
 	skel->rodata->follow_forks = !o->no_inherit;
 	if (o->mmap_pages)
@@ -162,7 +189,8 @@ int bpf_sampler__epoll_fd(const struct bpf_sampler *b)
 
 struct bpf_program *bpf_sampler__program(const struct bpf_sampler *b)
 {
-	return b->skel->progs.on_sample;
+	return bpf_program__autoload(b->skel->progs.on_sample_dwarf) ?
+	       b->skel->progs.on_sample_dwarf : b->skel->progs.on_sample;
 }
 
 int bpf_sampler__targets_fd(const struct bpf_sampler *b)

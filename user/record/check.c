@@ -30,6 +30,22 @@ static int silent(enum libbpf_print_level l, const char *f, va_list ap)
 	return 0;
 }
 
+/* The dwarf-mode program alone: it needs bpf_task_pt_regs (5.15). */
+static bool dwarf_loads(void)
+{
+	struct sample_bpf *skel = sample_bpf__open();
+	int err;
+
+	if (!skel)
+		return false;
+	bpf_program__set_autoload(skel->progs.on_sample, false);
+	skel->rodata->dwarf_stack_size = 8192;
+	skel->rodata->want_callchain = true;
+	err = sample_bpf__load(skel);
+	sample_bpf__destroy(skel);
+	return !err;
+}
+
 int record_check(void)
 {
 	struct perf_event_attr a = {
@@ -48,6 +64,8 @@ int record_check(void)
 	fd = sys_perf_event_open(&a, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
 	report(fd >= 0, "perf events (cpu-clock)", "CONFIG_PERF_EVENTS=y, and root");
 	skel = sample_bpf__open();
+	if (skel)
+		bpf_program__set_autoload(skel->progs.on_sample_dwarf, false);
 	err = skel ? sample_bpf__load(skel) : -errno;
 	report(!err, "BPF programs, ring buffer, CO-RE", "CONFIG_BPF_SYSCALL=y, CONFIG_BPF_EVENTS=y, kernel >= 5.8");
 	if (!err && fd >= 0) {
@@ -63,6 +81,8 @@ int record_check(void)
 		bpf_link__destroy(l);
 	}
 	sample_bpf__destroy(skel);
+	report(dwarf_loads(), "--call-graph dwarf (user regs and stack)",
+	       "kernel >= 5.15 (bpf_task_pt_regs, bpf_probe_read_user)");
 	if (fd >= 0)
 		close(fd);
 	report(access("/sys/bus/event_source/devices/uprobe/type", R_OK) == 0,

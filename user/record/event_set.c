@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "precord/bpf_abi.h"
 #include "precord/perf_file.h"
 #include "perfdata/record.h"
 #include "perfdata/writer.h"
@@ -85,6 +86,8 @@ static __u64 sample_type(const struct prec_opts *o)
 		t |= PERF_SAMPLE_CPU;
 	if (o->callchain)
 		t |= PERF_SAMPLE_CALLCHAIN;
+	if (o->dwarf_stack_size)
+		t |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 	return t;
 }
 
@@ -120,6 +123,19 @@ static void sample_attr(const struct prec_opts *o, const struct event_name *ev,
 		a->sample_freq = o->freq;
 	}
 	a->sample_type = sample_type(o);
+	if (o->dwarf_stack_size) {
+		/*
+		 * What perf record --call-graph dwarf writes: the kernel
+		 * part of the chain only, the user part is perf's to unwind
+		 * from the registers (perf's default x86_64 mask) and stack.
+		 * The kernel's own event has them too: it then builds only
+		 * the kernel chain before the BPF program runs.
+		 */
+		a->exclude_callchain_user = 1;
+		a->mmap_data = 1;	/* perf's unwinder reads .eh_frame_hdr */
+		a->sample_regs_user = PREC_DWARF_REGS_MASK;
+		a->sample_stack_user = o->dwarf_stack_size;
+	}
 	a->sample_id_all = 1;
 	a->use_clockid = 1;
 	a->clockid = o->clockid;

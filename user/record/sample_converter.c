@@ -94,6 +94,20 @@ static void mark_hits(struct sample_converter *c, const struct prec_sample *ps, 
 		dso_table__hit(c->cfg.dt, ps->pid, ips[nk + i]);
 }
 
+/* The ring record's size as its counts say (bpf_abi.h), 0 if they are bad. */
+static size_t sample_rec_size(const struct prec_sample *ps)
+{
+	size_t n = sizeof(*ps) + 8 * ((size_t)ps->nr_kernel + ps->nr_user);
+
+	if (ps->nr_kernel > PREC_MAX_STACK || ps->nr_user > PREC_MAX_STACK)
+		return 0;
+	if (ps->regs_abi == 0)
+		return ps->stack_len ? 0 : n;
+	if (ps->regs_abi != PERF_SAMPLE_REGS_ABI_64 || ps->stack_len > PREC_DWARF_MAX_STACK)
+		return 0;
+	return n + 8 * PREC_DWARF_NR_REGS + align_up(ps->stack_len, 8);
+}
+
 static int convert_sample(struct sample_converter *c, const void *data, size_t size)
 {
 	struct prec_sample ps;
@@ -107,8 +121,7 @@ static int convert_sample(struct sample_converter *c, const void *data, size_t s
 	memcpy(&ps, data, sizeof(ps));
 	nk = ps.nr_kernel;
 	nu = ps.nr_user;
-	if (nk > PREC_MAX_STACK || nu > PREC_MAX_STACK ||
-	    ps.hdr.size != sizeof(ps) + 8 * (nk + nu) || ps.hdr.size > size)
+	if (ps.hdr.size != sample_rec_size(&ps) || ps.hdr.size > size)
 		return -EINVAL;
 	/* a CPU with no sampling event (ids start at 1) */
 	if (ps.cpu >= (__u32)c->cfg.nr_cpu_ids || !c->cfg.cpu_ids[ps.cpu])
@@ -125,6 +138,13 @@ static int convert_sample(struct sample_converter *c, const void *data, size_t s
 	out.period = ps.period;
 	out.callchain = c->callchain;
 	out.nr_callchain = n;
+	if (ps.regs_abi && (c->cfg.sample_type & PERF_SAMPLE_REGS_USER)) {
+		out.regs_abi = ps.regs_abi;
+		out.regs = ips + nk + nu;
+		out.nr_regs = PREC_DWARF_NR_REGS;
+		out.stack = out.regs + PREC_DWARF_NR_REGS;
+		out.stack_dyn = ps.stack_len;
+	}
 	pbuf_reset(&c->rec);
 	err = perfdata_encode_sample(&c->rec, c->cfg.sample_type, &out);
 	if (!err)
@@ -200,7 +220,7 @@ static int on_mmap2(struct sample_converter *c, const struct perf_event_header *
 		action = c->cfg.hook.decide(c->cfg.hook.ctx, b->pid, name, b->prot, b->start, b->len);
 	if (action == EXEC_MAP_DROP)
 		return 0;
-	if (!(b->prot & 4) && name[0] == '/')
+	if (!(b->prot & 4) && name[0] == '/' && !c->cfg.data_maps)
 		return 0;		/* data mappings: perf record skips them too */
 	m.misc = h->misc & ~PERF_RECORD_MISC_MMAP_BUILD_ID;
 	m.pid = b->pid;

@@ -44,6 +44,7 @@ struct sample_converter_config {
 	int nr_cpu_ids;
 	__u64 lost_id;			/* the id LOST_SAMPLES records carry */
 	bool callchain;			/* -g */
+	bool data_maps;			/* keep data mappings' MMAP2 (dwarf mode) */
 	struct exec_map_hook hook;
 };
 

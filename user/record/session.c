@@ -154,6 +154,7 @@ static int make_converter(struct session *s)
 		.w = s->w, .dt = s->dt, .targets = s->targets,
 		.sample_type = event_set__sample_type(s->ev), .id_type = s->id_type,
 		.lost_id = event_set__lost_id(s->ev), .callchain = s->o->callchain,
+		.data_maps = s->o->dwarf_stack_size != 0,
 		.hook = jit_sources__hook(s->jit),
 	};
 
@@ -171,7 +172,8 @@ static int synthesize(struct session *s)
 	int err = synth_kernel(&b, s->id_type);
 
 	if (!err)
-		err = target_set__synthesize(s->targets, &b, s->id_type, s->dt);
+		err = target_set__synthesize(s->targets, &b, s->id_type, s->dt,
+					     s->o->dwarf_stack_size != 0);
 	if (!err)
 		err = perfdata_encode_finished_init(&b);
 	if (!err)

@@ -230,7 +230,11 @@ static int parse_maps_line(char *line, struct perfdata_mmap2 *m, char **path)
 	return perms[2] == 'x' ? 0 : -ENOENT;
 }
 
-static int synth_maps(struct pbuf *out, __u64 id_type, struct dso_table *dt, __u32 pid)
+/* data_maps: readable non-executable mappings too, misc MMAP_DATA, as
+ * perf record with mmap_data (--call-graph dwarf: perf's unwinder reads
+ * .eh_frame_hdr through them). */
+static int synth_maps(struct pbuf *out, __u64 id_type, struct dso_table *dt, __u32 pid,
+		      bool data_maps)
 {
 	char path[64], line[4608];
 	FILE *f;
@@ -243,11 +247,15 @@ static int synth_maps(struct pbuf *out, __u64 id_type, struct dso_table *dt, __u
 	while (!err && fgets(line, sizeof(line), f)) {
 		struct perfdata_mmap2 m = { .misc = PERF_RECORD_MISC_USER, .pid = pid, .tid = pid };
 		char *name;
+		int not_exec;
 
 		if (!strchr(line, '\n'))	/* over-long line: skip its rest */
 			while (fgets(line, sizeof(line), f) && !strchr(line, '\n'))
 				;
-		if (parse_maps_line(line, &m, &name))
+		not_exec = parse_maps_line(line, &m, &name);
+		if (not_exec == -ENOENT && data_maps && (m.prot & PROT_READ))
+			m.misc |= PERF_RECORD_MISC_MMAP_DATA;
+		else if (not_exec)
 			continue;
 		if (!*name)
 			name = "//anon";
@@ -263,7 +271,7 @@ static int synth_maps(struct pbuf *out, __u64 id_type, struct dso_table *dt, __u
 }
 
 int synth_process(struct pbuf *out, __u64 id_type, struct dso_table *dt, __u32 pid,
-		  bool fork)
+		  bool fork, bool data_maps)
 {
 	char path[64], status[4096], comm[32];
 	struct dirent *de;
@@ -298,11 +306,11 @@ int synth_process(struct pbuf *out, __u64 id_type, struct dso_table *dt, __u32 p
 	}
 	closedir(d);
 	if (!err)
-		err = synth_maps(out, id_type, dt, pid);
+		err = synth_maps(out, id_type, dt, pid, data_maps);
 	return err == -ESRCH ? 0 : err;
 }
 
-int synth_all(struct pbuf *out, __u64 id_type, struct dso_table *dt)
+int synth_all(struct pbuf *out, __u64 id_type, struct dso_table *dt, bool data_maps)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *de;
@@ -316,7 +324,7 @@ int synth_all(struct pbuf *out, __u64 id_type, struct dso_table *dt)
 
 		if (*end || !pid)
 			continue;
-		err = synth_process(out, id_type, dt, (__u32)pid, true);
+		err = synth_process(out, id_type, dt, (__u32)pid, true, data_maps);
 		if (err == -ESRCH)	/* gone since readdir: nothing to say */
 			err = 0;
 	}

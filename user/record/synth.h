@@ -18,12 +18,13 @@ int synth_kernel(struct pbuf *out, __u64 id_type);
 
 /* COMM for every thread of pid (and FORK with `fork`), MMAP2 for its
  * executable mappings (build-ids read from the mapped files, entered in
- * dt).  Returns -ESRCH when the process does not exist. */
+ * dt), and with data_maps its readable data mappings (misc MMAP_DATA).
+ * Returns -ESRCH when the process does not exist. */
 int synth_process(struct pbuf *out, __u64 id_type, struct dso_table *dt, __u32 pid,
-		  bool fork);
+		  bool fork, bool data_maps);
 
-/* synth_process(…, fork) for every process in /proc (-a). */
-int synth_all(struct pbuf *out, __u64 id_type, struct dso_table *dt);
+/* synth_process(…, fork, data_maps) for every process in /proc (-a). */
+int synth_all(struct pbuf *out, __u64 id_type, struct dso_table *dt, bool data_maps);
 
 /* Thread group id of a thread, or -errno. */
 int proc_tgid(__u32 tid);

@@ -333,12 +333,12 @@ void target_set__exit(struct target_set *t, __u32 pid, __u32 tid)
 }
 
 int target_set__synthesize(const struct target_set *t, struct pbuf *out, __u64 id_type,
-			   struct dso_table *dt)
+			   struct dso_table *dt, bool data_maps)
 {
 	int err = 0;
 
 	if (t->all)
-		return synth_all(out, id_type, dt);
+		return synth_all(out, id_type, dt, data_maps);
 	for (size_t i = 0; !err && i < t->ids.cap; i++) {
 		__u32 id = t->ids.keys[i];
 		int tgid;
@@ -347,7 +347,7 @@ int target_set__synthesize(const struct target_set *t, struct pbuf *out, __u64 i
 			continue;	/* the command: still precord until it execs */
 		tgid = t->by_tid ? proc_tgid(id) : (int)id;
 		if (tgid > 0)
-			err = synth_process(out, id_type, dt, (__u32)tgid, false);
+			err = synth_process(out, id_type, dt, (__u32)tgid, false, data_maps);
 	}
 	return err;
 }

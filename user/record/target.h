@@ -59,9 +59,9 @@ void target_set__exit(struct target_set *t, __u32 pid, __u32 tid);
 
 /* COMM/FORK/MMAP2 records into out for the targets that exist before the
  * recording starts (every process with -a; not the command, which is
- * still precord until it execs). */
+ * still precord until it execs); data_maps: readable data mappings too. */
 int target_set__synthesize(const struct target_set *t, struct pbuf *out, __u64 id_type,
-			   struct dso_table *dt);
+			   struct dso_table *dt, bool data_maps);
 
 /* The path execvp would run for name (malloc'd), or NULL. */
 char *target_resolve_exe(const char *name);

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A workload built as most packaged code is, without frame pointers (gcc
+ * -O2 -fomit-frame-pointer, see the Makefile), for --call-graph dwarf:
+ *
+ *   nofp [SECONDS]   SECONDS of CPU time (default 1) shared 50:30:20 by
+ *                    main → path_a → qsort (libc) → cmp_ints
+ *                    main → path_b → lib_work → lib_leaf (libnofp.so)
+ *                    main → path_c → recurse (×4) → rec_leaf
+ *
+ *   nofp --work N    a fixed amount of work instead (benchmarks: a cost
+ *                    per unit of work), N rounds of the three paths
+ *
+ * Time is CPU time of the thread (CLOCK_THREAD_CPUTIME_ID), handed out in
+ * slices of 10 ms, so the ratios hold whatever the machine's speed.
+ * -fno-optimize-sibling-calls keeps every caller on the stack.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void lib_work(unsigned long n);
+
+static volatile unsigned long sink;
+static long work;		/* --work: loop counts, not time slices */
+
+/* Another turn of a path's loop: until its slice ends, or n turns. */
+static int more(double until, long *n, long turns);
+
+static double cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Heavy on purpose: most of path_a's time is in the callback. */
+__attribute__((noinline)) static int cmp_ints(const void *a, const void *b)
+{
+	unsigned int x = *(const unsigned int *)a, y = *(const unsigned int *)b;
+
+	for (int i = 0; i < 16; i++) {
+		x = x * 2654435761u + 1;
+		y = y * 2654435761u + 1;
+	}
+	sink += x ^ y;
+	return (*(const unsigned int *)a > *(const unsigned int *)b) -
+	       (*(const unsigned int *)a < *(const unsigned int *)b);
+}
+
+__attribute__((noinline)) static void path_a(double until)
+{
+	unsigned int v[256], seed = 1;
+
+	long n = 0;
+
+	while (more(until, &n, 82)) {
+		for (int i = 0; i < 256; i++)
+			v[i] = seed = seed * 1103515245u + 12345u;
+		qsort(v, 256, sizeof(v[0]), cmp_ints);
+	}
+}
+
+__attribute__((noinline)) static void path_b(double until)
+{
+	long n = 0;
+
+	while (more(until, &n, 7))
+		lib_work(2000);
+}
+
+__attribute__((noinline)) static unsigned long rec_leaf(unsigned long x)
+{
+	for (int i = 0; i < 20000; i++)
+		x = x * 6364136223846793005UL + 1;
+	return x;
+}
+
+__attribute__((noinline)) static unsigned long recurse(int depth, unsigned long x)
+{
+	if (!depth)
+		return rec_leaf(x);
+	return recurse(depth - 1, x + 1) + 1;
+}
+
+__attribute__((noinline)) static void path_c(double until)
+{
+	long n = 0;
+
+	while (more(until, &n, 37))
+		sink += recurse(4, sink);
+}
+
+static int more(double until, long *n, long turns)
+{
+	return work ? (*n)++ < turns : cpu_now() < until;
+}
+
+int main(int argc, char **argv)
+{
+	double secs = argc > 1 ? atof(argv[1]) : 1.0, start = cpu_now(), t;
+
+	if (argc > 2 && !strcmp(argv[1], "--work")) {
+		work = atol(argv[2]);
+		for (long i = 0; i < work; i++) {
+			path_a(0);
+			path_b(0);
+			path_c(0);
+		}
+		return 0;
+	}
+	if (!(secs > 0))
+		secs = 1.0;
+	while ((t = cpu_now()) - start < secs) {
+		path_a(t + 0.005);
+		path_b(t + 0.008);
+		path_c(t + 0.010);
+	}
+	return 0;
+}
