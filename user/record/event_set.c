@@ -128,8 +128,8 @@ static void sample_attr(const struct prec_opts *o, const struct event_name *ev,
 		 * What perf record --call-graph dwarf writes: the kernel
 		 * part of the chain only, the user part is perf's to unwind
 		 * from the registers (perf's default x86_64 mask) and stack.
-		 * The kernel's own event has them too: it then builds only
-		 * the kernel chain before the BPF program runs.
+		 * These are the file's attr; the kernel's event goes without
+		 * them (events.c: the program takes them itself).
 		 */
 		a->exclude_callchain_user = 1;
 		a->mmap_data = 1;	/* perf's unwinder reads .eh_frame_hdr */
