@@ -20,8 +20,7 @@ cd "$(dirname "$0")/../.."
 
 need_root "both tools load BPF / open perf events"
 need_tools perf python3
-[ -x build/precord ] || die "build/precord is missing: run make"
-[ -x build/workloads/nofp ] || die "build/workloads/nofp is missing: run make"
+need_built build/workloads/nofp
 
 bench_setup
 build_launcher

@@ -48,7 +48,7 @@ cd "$(dirname "$0")/../.." || exit 1
 
 need_root "both tools open perf events / load BPF"
 need_tools perf python3 "${CC:-cc}"
-[ -x build/precord ] || die "build/precord is missing: run make"
+need_built
 [ "$(uname -m)" = x86_64 ] || die "jitgen writes x86-64 code; this machine is $(uname -m)"
 
 bench_setup

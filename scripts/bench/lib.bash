@@ -21,6 +21,15 @@ need_tools() {
 	done
 }
 
+# need_built FILE...: die unless build/precord and every FILE (a path
+# under build/) is built.
+need_built() {
+	local f
+	for f in build/precord "$@"; do
+		[ -x "$f" ] || die "$f is missing: run make"
+	done
+}
+
 # bench_setup: $tmp, a fresh temporary directory removed on exit (after
 # the bench's own bench_cleanup, if it defines one) with an empty
 # $tmp/perfconfig and a $tmp/home; exits 130 on SIGINT, SIGTERM and

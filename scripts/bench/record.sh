@@ -33,8 +33,7 @@ cd "$(dirname "$0")/../.."
 
 need_root "both tools load BPF / open perf events"
 need_tools perf python3
-[ -x build/precord ] || die "build/precord is missing: run make"
-[ -x build/workloads/workload ] || die "build/workloads/workload is missing: run make"
+need_built build/workloads/workload
 
 bench_setup
 # The launcher (launch.c) runs a recorder as its child and reports the

@@ -53,8 +53,7 @@ cd "$(dirname "$0")/../.." || exit 1
 
 need_root "uprobes, BPF"
 need_tools perf bpftrace python3 taskset "${CC:-cc}"
-[ -x build/precord ] || die "build/precord is missing: run make"
-[ -x build/workloads/tracee ] || die "build/workloads/tracee is missing: run make"
+need_built build/workloads/tracee
 
 group="precbench$$"
 mounted=0
