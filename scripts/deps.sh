@@ -5,10 +5,13 @@
 set -eu
 
 pkgs="make gcc clang llvm pkg-config libbpf-dev libelf-dev zlib1g-dev bpftool
-      bats linux-perf binutils procps util-linux python3"
+      bats linux-perf binutils procps util-linux python3
+      libdw-dev libcurl4-openssl-dev libprotobuf-c-dev protobuf-c-compiler
+      golang-github-google-pprof-dev"
 # Used by the JIT, tracing and benchmark tests (hotspot: its perfparser is
 # a second reader that tests/tools/perf-check consults).
-extra="nodejs mono-runtime mono-mcs mono-utils libmono-profiler llvm hyperfine bpftrace hotspot"
+extra="nodejs mono-runtime mono-mcs mono-utils libmono-profiler llvm hyperfine bpftrace hotspot
+       g++ clickhouse-server clickhouse-client golang-go chromium"
 
 want="$pkgs"
 [ "${PRECORD_DEPS_MINIMAL:-0}" = 1 ] || want="$want $extra"
