@@ -118,6 +118,7 @@ static __always_inline long fill_sample(struct bpf_perf_event_data *ctx,
 	s->regs_abi = 0;
 	s->pad = 0;
 	s->stack_len = 0;
+	s->cgroup = 0;
 	s->hdr.size = sizeof(*s) + (kn + un) * 8;
 	return kn + un;
 }

@@ -2,6 +2,7 @@
 /* precord: parse the command line, run the recording (or the check). */
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 
 #include "opts.h"
@@ -32,10 +33,35 @@ static void nofile_raise(void)
 		pthread_atfork(NULL, NULL, nofile_restore);
 }
 
+/*
+ * precord SUBCOMMAND ...: the commands that do not record (the fleet
+ * store's and the exporters').  Each gets argv from its own name on and
+ * returns the exit status.  `precord check` is a recording option.
+ */
+static const struct subcommand {
+	const char *name;
+	int (*run)(int argc, char **argv);
+} subcommands[] = {
+	{ NULL, NULL },
+};
+
+static const struct subcommand *find_subcommand(int argc, char **argv)
+{
+	for (const struct subcommand *c = subcommands; argc > 1 && c->name; c++)
+		if (!strcmp(argv[1], c->name))
+			return c;
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
+	const struct subcommand *sub = find_subcommand(argc, argv);
 	struct prec_opts o;
-	int rc = opts_parse(argc, argv, &o);
+	int rc;
+
+	if (sub)
+		return sub->run(argc - 1, argv + 1);
+	rc = opts_parse(argc, argv, &o);
 
 	if (rc)
 		return rc > 0 ? 0 : 2;

@@ -14,7 +14,9 @@
 enum {
 	OPT_CALL_GRAPH = 1000, OPT_TRACE, OPT_TRACE_ARGS, OPT_XRAY_OUT, OPT_JIT,
 	OPT_NO_JIT, OPT_JITDUMP, OPT_PERF_MAP, OPT_MLPD, OPT_DURATION,
-	OPT_BUILDID_DIR, OPT_VERSION, OPT_JIT_MAX_BYTES,
+	OPT_BUILDID_DIR, OPT_VERSION, OPT_JIT_MAX_BYTES, OPT_UNWIND_MAX_BYTES,
+	OPT_SWITCH_OUTPUT, OPT_SWITCH_MAX_FILES, OPT_AGGREGATE, OPT_ALL_CGROUPS,
+	OPT_PUSH, OPT_HOST,
 };
 
 static const struct option long_opts[] = {
@@ -46,6 +48,14 @@ static const struct option long_opts[] = {
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "buildid-dir", required_argument, NULL, OPT_BUILDID_DIR },
 	{ "no-buildid-cache", no_argument, NULL, 'N' },
+	{ "unwind-max-bytes", required_argument, NULL, OPT_UNWIND_MAX_BYTES },
+	{ "switch-output", optional_argument, NULL, OPT_SWITCH_OUTPUT },
+	{ "switch-max-files", required_argument, NULL, OPT_SWITCH_MAX_FILES },
+	{ "aggregate", no_argument, NULL, OPT_AGGREGATE },
+	{ "all-cgroups", no_argument, NULL, OPT_ALL_CGROUPS },
+	{ "cgroup", required_argument, NULL, 'G' },
+	{ "push", required_argument, NULL, OPT_PUSH },
+	{ "host", required_argument, NULL, OPT_HOST },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -126,13 +136,20 @@ static int parse_call_graph(const char *arg, struct prec_opts *o)
 {
 	__u64 v = 8192;
 
+	o->ehframe = false;
 	if (!strcmp(arg, "fp") || !strncmp(arg, "fp,", 3)) {
 		o->callchain = true;
 		o->dwarf_stack_size = 0;
 		return 0;
 	}
+	if (!strcmp(arg, "ehframe")) {
+		o->callchain = true;
+		o->dwarf_stack_size = 0;
+		o->ehframe = true;
+		return 0;
+	}
 	if (strcmp(arg, "dwarf") && strncmp(arg, "dwarf,", 6))
-		return bad("call graph mode '%s' is not supported: use --call-graph fp or dwarf[,SIZE]",
+		return bad("call graph mode '%s' is not supported: use --call-graph fp, dwarf[,SIZE] or ehframe",
 			   arg);
 	if (arg[5] == ',' && (parse_u64(arg + 6, &v) || !v || v % 8 || v > 65528))
 		return bad("bad --call-graph dwarf stack size '%s': give a multiple of 8 from 8 to 65528",
@@ -182,6 +199,43 @@ static int parse_size(const char *s, __u64 *out)
 		return -EINVAL;
 	*out = v << shift;
 	return 0;
+}
+
+/*
+ * --switch-output[=signal|SIZE|TIME], perf's syntax: no argument or
+ * "signal" switches on SIGUSR2; SIZE ends in B, K, M or G; TIME in s, m,
+ * h or d (so 5m is five minutes and 5M five MiB).
+ */
+static int parse_switch_output(const char *arg, struct prec_opts *o)
+{
+	static const struct { char tag; double secs; unsigned int shift; } units[] = {
+		{ 's', 1, 0 }, { 'm', 60, 0 }, { 'h', 3600, 0 }, { 'd', 86400, 0 },
+		{ 'B', 0, 0 }, { 'K', 0, 10 }, { 'M', 0, 20 }, { 'G', 0, 30 },
+	};
+	unsigned long long v;
+	char *end;
+
+	o->switch_signal = !arg || !strcmp(arg, "signal");
+	if (o->switch_signal)
+		return 0;
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || end == arg || !v || !end[0] || end[1] || *arg == '-')
+		goto fail;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (units[i].tag != *end)
+			continue;
+		if (units[i].secs)
+			o->switch_secs = (double)v * units[i].secs;
+		else if (v > (~0ULL >> units[i].shift))
+			goto fail;
+		else
+			o->switch_bytes = v << units[i].shift;
+		return 0;
+	}
+fail:
+	return bad("bad --switch-output '%s': give signal, a size (100M) or a time (30s, 5m)",
+		   arg);
 }
 
 static int parse_id_list(const char *s, int *ids, int *n, const char *what)
@@ -244,7 +298,7 @@ int opts_parse(int argc, char **argv, struct prec_opts *o)
 	}
 	opterr = 0;
 	optind = 1;
-	while (!err && (c = getopt_long(argc, argv, "+p:t:aiC:F:c:e:go:k:m:qvhN",
+	while (!err && (c = getopt_long(argc, argv, "+p:t:aiC:F:c:e:go:k:m:qvhNG:",
 					long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -362,6 +416,35 @@ int opts_parse(int argc, char **argv, struct prec_opts *o)
 		case 'i':
 			o->no_inherit = true;
 			break;
+		case OPT_UNWIND_MAX_BYTES:
+			if (parse_size(optarg, &o->unwind_max_bytes) || !o->unwind_max_bytes)
+				return bad("bad --unwind-max-bytes '%s': give a size > 0 such as 256M",
+					   optarg);
+			break;
+		case OPT_SWITCH_OUTPUT:
+			if (parse_switch_output(optarg, o))
+				return -EINVAL;
+			break;
+		case OPT_SWITCH_MAX_FILES:
+			if (parse_u64(optarg, &v) || !v || v > 1000000)
+				return bad("bad --switch-max-files '%s': give 1 to 1000000", optarg);
+			o->switch_max_files = (int)v;
+			break;
+		case OPT_AGGREGATE:
+			o->aggregate = true;
+			break;
+		case OPT_ALL_CGROUPS:
+			o->all_cgroups = true;
+			break;
+		case 'G':
+			o->cgroup = optarg;
+			break;
+		case OPT_PUSH:
+			o->push_url = optarg;
+			break;
+		case OPT_HOST:
+			o->host = optarg;
+			break;
 		case '?':
 		default:
 			if (optopt && optopt < 256)
@@ -387,6 +470,21 @@ int opts_parse(int argc, char **argv, struct prec_opts *o)
 		return bad("%s", "--xray-out needs --trace");
 	if (o->trace_args && !o->nr_trace_specs)
 		return bad("%s", "--trace-args needs --trace");
+	if (o->switch_max_files && !o->switch_secs && !o->switch_bytes && !o->switch_signal)
+		return bad("%s", "--switch-max-files needs --switch-output");
+	if (o->push_url && !o->switch_secs && !o->switch_bytes && !o->switch_signal)
+		return bad("%s", "--push needs --switch-output");
+	/* Parsed, not yet recorded: each line goes when its work lands. */
+	if (o->ehframe)
+		return bad("%s", "--call-graph ehframe is not implemented yet");
+	if (o->switch_secs || o->switch_bytes || o->switch_signal)
+		return bad("%s", "--switch-output is not implemented yet");
+	if (o->aggregate)
+		return bad("%s", "--aggregate is not implemented yet");
+	if (o->all_cgroups || o->cgroup)
+		return bad("%s", "--all-cgroups and -G are not implemented yet");
+	if (o->push_url)
+		return bad("%s", "--push is not implemented yet");
 	return 0;
 }
 

@@ -22,6 +22,17 @@ struct prec_opts {
 	char *event;			/* -e */
 	bool callchain;			/* -g / --call-graph fp or dwarf */
 	__u32 dwarf_stack_size;		/* --call-graph dwarf[,SIZE]; 0 = fp/none */
+	bool ehframe;			/* --call-graph ehframe: unwound in BPF */
+	__u64 unwind_max_bytes;		/* --unwind-max-bytes: table memory, 0 = default */
+	double switch_secs;		/* --switch-output=TIME, 0 = none */
+	__u64 switch_bytes;		/* --switch-output=SIZE, 0 = none */
+	bool switch_signal;		/* --switch-output[=signal]: on SIGUSR2 */
+	int switch_max_files;		/* --switch-max-files N, 0 = keep all */
+	bool aggregate;			/* --aggregate: identical stacks counted in BPF */
+	bool all_cgroups;		/* --all-cgroups */
+	char *cgroup;			/* -G/--cgroup NAME: only that cgroup's tasks */
+	char *push_url;			/* --push URL: push each finished file */
+	char *host;			/* --host NAME: the host's name in the store */
 	char *output;			/* -o, default perf.data */
 	int clockid;			/* -k */
 	bool quiet;			/* -q */

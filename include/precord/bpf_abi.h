@@ -66,7 +66,40 @@ struct prec_sample {
 	__u8 regs_abi;		/* dwarf: 2 = 64-bit user regs follow, 0 none */
 	__u16 pad;
 	__u32 stack_len;	/* dwarf: user-stack bytes after the regs */
+	__u64 cgroup;		/* cgroup v2 id of the task (--all-cgroups), else 0 */
 	__u64 ips[];
+};
+
+/*
+ * --call-graph ehframe: the unwind table of one ELF file, built by user
+ * space from its .eh_frame (or .debug_frame) and walked by the BPF
+ * program.  Rows are sorted by pc; a row holds from its pc up to the next
+ * row's.  pc is the file's virtual address (p_vaddr space) minus the
+ * table's base.  For the frame whose code is at pc:
+ *   CFA  = (cfa_kind SP: SP, BP: BP) + cfa_off
+ *   return address at CFA - 8, the caller's SP = CFA (x86-64)
+ *   BP   = bp_off ? the word at CFA + 8 * bp_off : unchanged
+ * PLT: CFA = SP + 8, + 8 more when (ip & 15) >= cfa_off (the stubs' CFA
+ * expression).  SIGNAL: the frame of the kernel's rt_sigreturn trampoline:
+ * SP points at the ucontext, whose sigcontext holds the interrupted
+ * registers.  END: the outermost frame (return address undefined): the
+ * walk stops.  NONE: no rule here (between FDEs, or an expression we do
+ * not evaluate): the walk falls back to the frame pointer.
+ */
+enum prec_cfa_kind {
+	PREC_CFA_SP = 0,
+	PREC_CFA_BP = 1,
+	PREC_CFA_PLT = 2,
+	PREC_CFA_SIGNAL = 3,
+	PREC_CFA_END = 4,
+	PREC_CFA_NONE = 5,
+};
+
+struct prec_unwind_row {
+	__u32 pc;
+	__s16 cfa_off;
+	__u8 cfa_kind;		/* enum prec_cfa_kind */
+	__s8 bp_off;		/* in 8-byte words from the CFA; 0: BP unchanged */
 };
 
 /*
