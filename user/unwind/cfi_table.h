@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * --call-graph ehframe: one ELF file's unwind table (struct
+ * prec_unwind_row of include/precord/bpf_abi.h, sorted by pc), derived
+ * from its .eh_frame, or its .debug_frame where it has no .eh_frame; the
+ * CFI is evaluated by elfutils' libdw.  The file comes from a profiled
+ * process: every count and offset is checked, a bad entry is reported
+ * with the file and its offset, and the good ones are kept.
+ */
+#ifndef PRECORD_UNWIND_CFI_TABLE_H
+#define PRECORD_UNWIND_CFI_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "precord/bpf_abi.h"
+
+/* An executable PT_LOAD: how a mapping's address becomes a file vaddr. */
+struct cfi_segment {
+	__u64 vaddr, offset, filesz;
+};
+
+struct cfi_table {
+	__u64 base;			/* rows[i].pc = vaddr - base */
+	struct prec_unwind_row *rows;	/* sorted by pc */
+	size_t nr_rows;
+	struct cfi_segment *segs;	/* the executable PT_LOADs */
+	size_t nr_segs;
+	size_t nr_unsupported;		/* rows made NONE: rules not evaluated */
+	bool from_debug_frame;
+};
+
+/*
+ * Build the table of the ELF file open at fd (name: for messages), at
+ * most max_rows rows.  0, or -errno after at most one warning line:
+ * -ENOENT no CFI at all, -EINVAL not an ELF file precord reads, -E2BIG
+ * more than max_rows rows.  t is empty (freeable) on failure.
+ */
+int cfi_table__build(int fd, const char *name, size_t max_rows, struct cfi_table *t);
+void cfi_table__free(struct cfi_table *t);	/* NULL-safe; leaves t empty */
+
+/* The row in effect at the file address vaddr, NULL when none. */
+const struct prec_unwind_row *cfi_table__lookup(const struct cfi_table *t, __u64 vaddr);
+
+#endif
