@@ -234,6 +234,77 @@ TEST(task_lost_and_markers)
 	pbuf_free(&b);
 }
 
+/* --all-cgroups: the id is the last field (after WEIGHT), as perf's
+ * evsel__parse_sample reads it. */
+TEST(sample_cgroup_comes_last)
+{
+	__u64 chain[] = { (__u64)-512, 0x401000 };
+	struct perfdata_sample s = { .ip = 0x401000, .pid = 5, .tid = 6, .time = 7, .cpu = 1,
+				     .period = 250000, .callchain = chain, .nr_callchain = 2,
+				     .weight = 3, .cgroup = 0x1234 };
+	__u64 st = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+		   PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_CGROUP;
+	struct pbuf b = { 0 };
+
+	CHECK_EQ(perfdata_encode_sample(&b, st, &s), 0);
+	CHECK_EQ(b.len, 8 + 8 + 8 + 8 + 8 + 8 + 8 + 16 + 8);
+	CHECK_EQ(hdr(&b)->size, b.len);
+	CHECK_EQ(rd64(b.data + 48), 2);			/* CALLCHAIN nr */
+	CHECK_EQ(rd64(b.data + b.len - 8), 0x1234);	/* CGROUP */
+	pbuf_reset(&b);
+	CHECK_EQ(perfdata_encode_sample(&b, st | PERF_SAMPLE_WEIGHT, &s), 0);
+	CHECK_EQ(rd64(b.data + b.len - 16), 3);		/* WEIGHT, then */
+	CHECK_EQ(rd64(b.data + b.len - 8), 0x1234);	/* CGROUP */
+	pbuf_free(&b);
+}
+
+/* The largest dwarf stack still leaves room for the cgroup id. */
+TEST(sample_cgroup_after_largest_stack)
+{
+	size_t size = 65528;
+	__u8 *stack = malloc(size);
+	__u64 regs[1] = { 1 };
+	struct perfdata_sample s = { .ip = 1, .regs_abi = 2, .regs = regs, .nr_regs = 1,
+				     .stack = stack, .stack_dyn = (__u32)size, .cgroup = 99 };
+	__u64 st = PERF_SAMPLE_IP | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER |
+		   PERF_SAMPLE_CGROUP;
+	struct pbuf b = { 0 };
+
+	CHECK(stack != NULL);
+	if (stack) {
+		memset(stack, 0x5a, size);
+		CHECK_EQ(perfdata_encode_sample(&b, st, &s), 0);
+		CHECK(b.len <= 0xfff8);
+		CHECK_EQ(hdr(&b)->size, b.len);
+		CHECK_EQ(rd64(b.data + b.len - 8), 99);
+	}
+	pbuf_free(&b);
+	free(stack);
+}
+
+/* PERF_RECORD_CGROUP: u64 id, the path NUL-padded to 8, the trailer. */
+TEST(cgroup_record)
+{
+	struct perfdata_sample_id sid = { .pid = 1, .tid = 2, .time = 3, .cpu = 1, .id = 4 };
+	struct pbuf b = { 0 };
+
+	CHECK_EQ(perfdata_encode_cgroup(&b, ID, 1, "/", NULL), 0);
+	CHECK_EQ(hdr(&b)->type, PERF_RECORD_CGROUP);
+	CHECK_EQ(hdr(&b)->misc, 0);
+	CHECK_EQ(b.len, 8 + 8 + 8 + ID_SIZE);		/* "/" takes 8 */
+	CHECK_EQ(rd64(b.data + 8), 1);
+	CHECK_STR((const char *)b.data + 16, "/");
+	pbuf_reset(&b);
+	CHECK_EQ(perfdata_encode_cgroup(&b, ID, 0x2a5f, "/precord-test.ab/x", &sid), 0);
+	CHECK_EQ(b.len, 8 + 8 + 24 + ID_SIZE);		/* 19 bytes take 24 */
+	CHECK_EQ(hdr(&b)->size, b.len);
+	CHECK_EQ(rd64(b.data + 8), 0x2a5f);
+	CHECK_STR((const char *)b.data + 16, "/precord-test.ab/x");
+	CHECK(b.data[16 + 18] == 0 && b.data[16 + 23] == 0);
+	check_trailer(&b, &sid);
+	pbuf_free(&b);
+}
+
 /* Every layout precord writes: the trailer has the attr's id fields in
  * perf's order, and parsing it gives back what was written. */
 TEST(trailer_follows_the_layout)
@@ -526,6 +597,9 @@ int main(void)
 	RUN(mmap2_inode_and_build_id_forms);
 	RUN(kernel_mmap);
 	RUN(task_lost_and_markers);
+	RUN(sample_cgroup_comes_last);
+	RUN(sample_cgroup_after_largest_stack);
+	RUN(cgroup_record);
 	RUN(trailer_follows_the_layout);
 	RUN(callchain_one_marker_per_context);
 	RUN(perf_str_pads_to_64);

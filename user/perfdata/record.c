@@ -131,13 +131,15 @@ static void put_padded_str(struct pbuf *out, const char *s)
 #define SUPPORTED_SAMPLE_BITS (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | \
 	PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_CPU | \
 	PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW | \
-	PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER | PERF_SAMPLE_WEIGHT)
+	PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER | PERF_SAMPLE_WEIGHT | \
+	PERF_SAMPLE_CGROUP)
 
 /* The record's size must fit header.size: what is left for the stack's
  * data once size, dyn_size and the fields after it are counted. */
 static void put_stack_user(struct pbuf *out, long at, __u64 st, const struct perfdata_sample *s)
 {
-	size_t used = out->len - (size_t)at + 16 + (st & PERF_SAMPLE_WEIGHT ? 8 : 0);
+	size_t used = out->len - (size_t)at + 16 + (st & PERF_SAMPLE_WEIGHT ? 8 : 0) +
+		      (st & PERF_SAMPLE_CGROUP ? 8 : 0);
 	size_t room = used < 0xfff8 ? (0xfff8 - used) & ~(size_t)7 : 0;
 	size_t dyn = s->stack && !out->err ? s->stack_dyn : 0;
 	size_t size;
@@ -159,7 +161,9 @@ static void put_stack_user(struct pbuf *out, long at, __u64 st, const struct per
  * u32 cpu, res; u64 period; u64 nr, u64 ips[nr] (CALLCHAIN); u32 size,
  * char data[size] (RAW, padded so the record stays 8-aligned); u64 abi,
  * u64 regs[] when abi != 0 (REGS_USER); u64 size, char data[size],
- * u64 dyn_size when size != 0 (STACK_USER); u64 weight.
+ * u64 dyn_size when size != 0 (STACK_USER); u64 weight; u64 cgroup
+ * (CGROUP: after WEIGHT, DATA_SRC, TRANSACTION, REGS_INTR and PHYS_ADDR,
+ * which precord never writes).
  */
 int perfdata_encode_sample(struct pbuf *out, __u64 st, const struct perfdata_sample *s)
 {
@@ -209,6 +213,8 @@ int perfdata_encode_sample(struct pbuf *out, __u64 st, const struct perfdata_sam
 		put_stack_user(out, at, st, s);
 	if (st & PERF_SAMPLE_WEIGHT)
 		pbuf_put_u64(out, s->weight);
+	if (st & PERF_SAMPLE_CGROUP)
+		pbuf_put_u64(out, s->cgroup);
 	return rec_end(out, at);
 }
 
@@ -365,6 +371,20 @@ int perfdata_encode_lost(struct pbuf *out, __u64 id_type, __u64 id, __u64 lost,
 		return (int)at;
 	pbuf_put_u64(out, id);
 	pbuf_put_u64(out, lost);
+	put_sample_id(out, id_type, sid);
+	return rec_end(out, at);
+}
+
+/* File format: u64 id; char path[] (NUL-padded to 8); trailer. */
+int perfdata_encode_cgroup(struct pbuf *out, __u64 id_type, __u64 id, const char *path,
+			   const struct perfdata_sample_id *sid)
+{
+	long at = rec_begin(out, PERF_RECORD_CGROUP, 0);
+
+	if (at < 0)
+		return (int)at;
+	pbuf_put_u64(out, id);
+	put_padded_str(out, path);
 	put_sample_id(out, id_type, sid);
 	return rec_end(out, at);
 }

@@ -71,10 +71,11 @@ struct perfdata_sample {
 	const void *stack;		/* PERF_SAMPLE_STACK_USER: stack_dyn bytes */
 	__u32 stack_dyn;		/* bytes read from the user SP (dyn_size) */
 	__u64 weight;			/* PERF_SAMPLE_WEIGHT */
+	__u64 cgroup;			/* PERF_SAMPLE_CGROUP: the cgroup2 id */
 };
 
 /* Supported sample_type bits: IDENTIFIER IP TID TIME ADDR CPU PERIOD
- * CALLCHAIN RAW REGS_USER STACK_USER WEIGHT.  Others give -EINVAL.  With
+ * CALLCHAIN RAW REGS_USER STACK_USER WEIGHT CGROUP.  Others give -EINVAL.  With
  * REGS_USER, nr_regs must be the number of bits in the attr's
  * sample_regs_user.  STACK_USER's size is stack_dyn rounded up to 8 (perf
  * reads a size below the attr's sample_stack_user), 0 when stack_dyn is 0
@@ -179,6 +180,10 @@ int perfdata_encode_lost_samples(struct pbuf *out, __u64 id_type, __u64 lost,
 				 const struct perfdata_sample_id *sid);
 int perfdata_encode_lost(struct pbuf *out, __u64 id_type, __u64 id, __u64 lost,
 			 const struct perfdata_sample_id *sid);
+
+/* PERF_RECORD_CGROUP: a cgroup's id and its path ("/" for the root). */
+int perfdata_encode_cgroup(struct pbuf *out, __u64 id_type, __u64 id, const char *path,
+			   const struct perfdata_sample_id *sid);
 
 /* Records with no trailer. */
 int perfdata_encode_finished_round(struct pbuf *out);
