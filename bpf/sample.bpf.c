@@ -24,6 +24,20 @@ const volatile bool keep_idle = true;	/* -a: samples of the idle task too */
  * 100 ms): one wake-up per sample would cost the workload dearly. */
 const volatile __u64 wakeup_bytes = 1 << 20;
 
+/* --all-cgroups: each sample carries its task's cgroup2 id. */
+const volatile bool want_cgroup = false;
+/* -G: only samples of tasks in the cgroup at index 0 of only_cgroup (its
+ * fd, put there by user space) or in its descendants, as a perf event
+ * bound to a cgroup counts them (the kernel's perf_cgroup_match). */
+const volatile bool cgroup_filter = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} only_cgroup SEC(".maps");
+
 /* The `-- command` child (set by user space) becomes a target when it
  * execs, as perf's enable_on_exec does: not while it is still precord. */
 __u32 exec_child;
@@ -90,6 +104,9 @@ static __always_inline long fill_sample(struct bpf_perf_event_data *ctx,
 		return -1;
 	if (!is_target(tgid, tid))
 		return -1;
+	/* 1: under it; 0: not; < 0: no cgroup in the map, nothing kept */
+	if (cgroup_filter && bpf_current_task_under_cgroup(&only_cgroup, 0) != 1)
+		return -1;
 	s->hdr.type = PREC_REC_SAMPLE;
 	s->pid = tgid;
 	s->tid = tid;
@@ -118,7 +135,7 @@ static __always_inline long fill_sample(struct bpf_perf_event_data *ctx,
 	s->regs_abi = 0;
 	s->pad = 0;
 	s->stack_len = 0;
-	s->cgroup = 0;
+	s->cgroup = want_cgroup ? bpf_get_current_cgroup_id() : 0;
 	s->hdr.size = sizeof(*s) + (kn + un) * 8;
 	return kn + un;
 }

@@ -474,6 +474,10 @@ int opts_parse(int argc, char **argv, struct prec_opts *o)
 		return bad("%s", "--switch-max-files needs --switch-output");
 	if (o->push_url && !o->switch_secs && !o->switch_bytes && !o->switch_signal)
 		return bad("%s", "--push needs --switch-output");
+	if (o->cgroup && !o->all_cpus)
+		return bad("%s", "-G/--cgroup needs -a: cgroup monitoring is only available in system-wide mode (as with perf record)");
+	if (o->cgroup && o->nr_trace_specs)
+		return bad("%s", "-G/--cgroup filters samples only, not --trace: record the cgroup's processes with -p instead");
 	/* Parsed, not yet recorded: each line goes when its work lands. */
 	if (o->ehframe)
 		return bad("%s", "--call-graph ehframe is not implemented yet");
@@ -481,8 +485,6 @@ int opts_parse(int argc, char **argv, struct prec_opts *o)
 		return bad("%s", "--switch-output is not implemented yet");
 	if (o->aggregate)
 		return bad("%s", "--aggregate is not implemented yet");
-	if (o->all_cgroups || o->cgroup)
-		return bad("%s", "--all-cgroups and -G are not implemented yet");
 	if (o->push_url)
 		return bad("%s", "--push is not implemented yet");
 	return 0;

@@ -83,6 +83,8 @@ static int load(struct bpf_sampler *b, const struct prec_opts *o)
 	skel->rodata->filter_mode = all ? PREC_FILTER_ALL :
 				    by_tid ? PREC_FILTER_TID : PREC_FILTER_TGID;
 	skel->rodata->want_callchain = o->callchain;
+	skel->rodata->want_cgroup = o->all_cgroups;
+	skel->rodata->cgroup_filter = o->cgroup != NULL;
 	skel->rodata->dwarf_stack_size = o->dwarf_stack_size;
 	/* one program loads: the dwarf one needs bpf_task_pt_regs (5.15) */
 	bpf_program__set_autoload(skel->progs.on_sample, !o->dwarf_stack_size);
@@ -196,6 +198,15 @@ struct bpf_program *bpf_sampler__program(const struct bpf_sampler *b)
 int bpf_sampler__targets_fd(const struct bpf_sampler *b)
 {
 	return bpf_map__fd(b->skel->maps.targets);
+}
+
+int bpf_sampler__only_cgroup(struct bpf_sampler *b, int cgroup_fd)
+{
+	__u32 zero = 0, fd = (__u32)cgroup_fd;
+
+	if (bpf_map_update_elem(bpf_map__fd(b->skel->maps.only_cgroup), &zero, &fd, BPF_ANY))
+		return -errno;
+	return 0;
 }
 
 void bpf_sampler__follow_exec(struct bpf_sampler *b, pid_t pid)

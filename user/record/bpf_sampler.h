@@ -36,6 +36,9 @@ int bpf_sampler__epoll_fd(const struct bpf_sampler *b);
 struct bpf_program *bpf_sampler__program(const struct bpf_sampler *b);
 /* The kernel's target set (a map of u32 ids). */
 int bpf_sampler__targets_fd(const struct bpf_sampler *b);
+/* -G: sample only the tasks of the cgroup open at cgroup_fd and of its
+ * descendants (until this is called, none).  0 or -errno. */
+int bpf_sampler__only_cgroup(struct bpf_sampler *b, int cgroup_fd);
 /* Sample the command pid from its exec on. */
 void bpf_sampler__follow_exec(struct bpf_sampler *b, pid_t pid);
 

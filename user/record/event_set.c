@@ -68,7 +68,8 @@ static const struct event_name *find_event(const char *name)
 /*
  * The fields of every sample, as perf record 6.1 chooses them
  * (evsel__config, evlist__config): IP|TID|TIME, PERIOD when the rate is a
- * frequency, CPU with -a or -C, CALLCHAIN with -g.  The side-band rides
+ * frequency, CPU with -a or -C, CALLCHAIN with -g, CGROUP with
+ * --all-cgroups.  The side-band rides
  * on the sampling event as perf's does, so with that one attr in the file
  * no record needs an id.  --trace adds attrs: then every record says its
  * event with IDENTIFIER, in the layout of the trace samples
@@ -88,6 +89,8 @@ static __u64 sample_type(const struct prec_opts *o)
 		t |= PERF_SAMPLE_CALLCHAIN;
 	if (o->dwarf_stack_size)
 		t |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	if (o->all_cgroups)
+		t |= PERF_SAMPLE_CGROUP;	/* the id comes from the program */
 	return t;
 }
 
@@ -141,6 +144,9 @@ static void sample_attr(const struct prec_opts *o, const struct event_name *ev,
 	a->clockid = o->clockid;
 	a->exclude_idle = 0;
 	want_sideband(a);
+	/* PERF_RECORD_CGROUP for each cgroup created while recording (perf
+	 * sets it on its dummy:HG side-band event) */
+	a->cgroup = o->all_cgroups;
 }
 
 /* The side-band source when nothing samples (--trace alone). */
@@ -245,6 +251,7 @@ int event_set__open(struct event_set *es, struct bpf_program *prog)
 		err = sideband__map(&es->sb, &es->se, 128);
 	} else {
 		sideband_attr(&sba, es->o->clockid);
+		sba.cgroup = es->o->all_cgroups;
 		err = sideband__open(&es->sb, &sba, &es->cpus, 128);
 	}
 	if (err)

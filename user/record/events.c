@@ -138,10 +138,11 @@ int sample_events__open(struct sample_events *se, const struct perf_event_attr *
 		 * that are no target included: the kernel would unwind for
 		 * nothing, and dwarf mode measured 1.3-1.6 points more
 		 * workload slowdown than perf's at 999 Hz with REGS_USER and
-		 * STACK_USER left on (within noise of perf's without).
+		 * STACK_USER left on (within noise of perf's without).  The
+		 * program also reads the cgroup id (--all-cgroups).
 		 */
 		a.sample_type &= ~(__u64)(PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER |
-					  PERF_SAMPLE_STACK_USER);
+					  PERF_SAMPLE_STACK_USER | PERF_SAMPLE_CGROUP);
 		a.sample_regs_user = 0;
 		a.sample_stack_user = 0;
 		fd = sys_perf_event_open(&a, -1, cl->cpus[i], -1, PERF_FLAG_FD_CLOEXEC);

@@ -138,6 +138,7 @@ static int convert_sample(struct sample_converter *c, const void *data, size_t s
 	out.period = ps.period;
 	out.callchain = c->callchain;
 	out.nr_callchain = n;
+	out.cgroup = ps.cgroup;
 	if (ps.regs_abi && (c->cfg.sample_type & PERF_SAMPLE_REGS_USER)) {
 		out.regs_abi = ps.regs_abi;
 		out.regs = ips + nk + nu;
@@ -264,6 +265,8 @@ static size_t sideband_fixed(__u32 type)
 		return sizeof(struct perf_event_header) + 8;	/* pid tid, then comm */
 	case PERF_RECORD_LOST:
 		return sizeof(struct perf_event_header) + 16;	/* id lost */
+	case PERF_RECORD_CGROUP:
+		return sizeof(struct perf_event_header) + 8;	/* id, then path */
 	default:
 		return sizeof(struct perf_event_header);
 	}
@@ -294,6 +297,21 @@ static int on_task_exit(struct sample_converter *c, const struct perf_event_head
 	err = perfdata_writer__queue(c->cfg.w, time, h, h->size);
 	target_set__exit(c->cfg.targets, w[0], w[2]);
 	return err;
+}
+
+/* A cgroup created while recording (--all-cgroups): kept whole, whoever
+ * made it, for perf to name the samples of its tasks.  Its path must end
+ * inside the record. */
+static int on_cgroup(struct sample_converter *c, const struct perf_event_header *h, __u64 time)
+{
+	size_t fixed = sideband_fixed(PERF_RECORD_CGROUP);
+	const char *path = (const char *)h + fixed;
+
+	if (!memchr(path, 0, h->size - fixed - perfdata_sample_id_size(c->cfg.id_type))) {
+		c->bad_records++;
+		return 0;
+	}
+	return perfdata_writer__queue(c->cfg.w, time, h, h->size);
 }
 
 int sample_converter__sideband_record(void *ctx, const struct perf_event_header *h)
@@ -329,6 +347,9 @@ int sample_converter__sideband_record(void *ctx, const struct perf_event_header 
 		err = perfdata_writer__queue(c->cfg.w, sid.time, h, h->size);
 		break;
 	}
+	case PERF_RECORD_CGROUP:
+		err = on_cgroup(c, h, sid.time);
+		break;
 	case PERF_RECORD_SAMPLE:
 		/* bpf/sample.bpf.c returns 0: the kernel keeps no sample */
 		c->bad_records++;

@@ -27,6 +27,7 @@
 #include "perfdata/record.h"
 #include "perfdata/writer.h"
 #include "record/bpf_sampler.h"
+#include "record/cgroups.h"
 #include "record/dsos.h"
 #include "record/event_set.h"
 #include "record/jit_sources.h"
@@ -50,6 +51,8 @@ struct session {
 	struct perfdata_writer *w;	/* out's */
 	struct sample_converter *conv;
 	char *cache_dir;		/* build-id cache, NULL: none */
+	struct cgroup_mount *cgroups;	/* --all-cgroups, -G: the cgroup2 mount */
+	int cgroup_fd;			/* -G's cgroup, -1: none */
 	__u64 id_type;			/* sample_type giving every record's trailer */
 	__u64 start_ns, start_tod_ns;	/* CLOCK_MONOTONIC, time of day */
 	bool lost_output;		/* JIT images or the XRay log not written */
@@ -171,6 +174,8 @@ static int synthesize(struct session *s)
 	struct pbuf b = { 0 };
 	int err = synth_kernel(&b, s->id_type);
 
+	if (!err && s->o->all_cgroups)
+		err = cgroup_mount__synthesize(s->cgroups, &b, s->id_type);
 	if (!err)
 		err = target_set__synthesize(s->targets, &b, s->id_type, s->dt,
 					     s->o->dwarf_stack_size != 0);
@@ -210,11 +215,31 @@ static int write_head(struct session *s)
 	return err;
 }
 
+/* --all-cgroups and -G: the cgroup2 mount, -G's cgroup open. */
+static int setup_cgroups(struct session *s)
+{
+	const struct prec_opts *o = s->o;
+
+	if (!o->all_cgroups && !o->cgroup)
+		return 0;
+	s->cgroups = cgroup_mount__find();
+	if (!s->cgroups)
+		return -ENOENT;
+	if (o->cgroup) {
+		s->cgroup_fd = cgroup_mount__open(s->cgroups, o->cgroup);
+		if (s->cgroup_fd < 0)
+			return s->cgroup_fd;
+	}
+	return 0;
+}
+
 static int setup(struct session *s)
 {
 	const struct prec_opts *o = s->o;
 	int err = check_prereqs();
 
+	if (!err)
+		err = setup_cgroups(s);
 	if (err)
 		return err;
 	s->ev = event_set__new(o);
@@ -227,6 +252,14 @@ static int setup(struct session *s)
 	s->bpf = bpf_sampler__new(o);
 	if (!s->bpf)
 		return -errno;
+	if (s->cgroup_fd >= 0) {
+		err = bpf_sampler__only_cgroup(s->bpf, s->cgroup_fd);
+		if (err) {
+			pr_err("cannot give the BPF program the cgroup of -G %s: %s", o->cgroup,
+			       strerror(-err));
+			return err;
+		}
+	}
 	err = setup_targets(s);
 	if (!err)
 		err = tracing__new(&s->trace, o, bpf_sampler__targets_fd(s->bpf),
@@ -460,11 +493,14 @@ static void teardown(struct session *s)
 	output__free(s->out);		/* unfinished: removed */
 	dso_table__free(s->dt);
 	free(s->cache_dir);
+	cgroup_mount__free(s->cgroups);
+	if (s->cgroup_fd >= 0)
+		close(s->cgroup_fd);
 }
 
 int record_session__run(const struct prec_opts *o)
 {
-	struct session s = { .o = o };
+	struct session s = { .o = o, .cgroup_fd = -1 };
 	int err, status = 1;
 
 	log_verbosity = o->quiet ? -1 : o->verbose;
