@@ -21,6 +21,11 @@ setup_file() {
 			>/dev/null 2>&1
 		HOME=$G/home perf record -q -e cpu-clock -F 999 -g -o "$G/other.data" -- "$WL" kernel 0.5 \
 			>/dev/null 2>&1
+		# samples with PERF_SAMPLE_CGROUP, PERF_RECORD_CGROUP records (not
+		# -a: binaries other programs rebuild meanwhile would make perf
+		# inject's copy differ)
+		HOME=$G/home perf record -q --all-cgroups -F 999 -g -o "$G/cgroups.data" -- \
+			"$WL" hot3 0.5 >/dev/null 2>&1
 	fi
 	true
 }
@@ -115,6 +120,32 @@ check_broken() {
 	check_broken data-size-0
 	echo "$output" | grep -q '^PROBLEM layout: data.size is 0'
 	echo "$output" | grep -q '^PROBLEM script: exit'
+}
+
+@test "perf-check: perf record --all-cgroups passes (CGROUP records, samples with a cgroup)" {
+	[ -s "$G/cgroups.data" ]
+	perf evlist -v -i "$G/cgroups.data" 2>/dev/null | grep -q 'sample_type: [A-Z|]*|CGROUP,'
+	perf report -i "$G/cgroups.data" -D 2>/dev/null | grep -q 'PERF_RECORD_CGROUP cgroup: '
+	lint "$G/cgroups.data" --min-samples 100
+}
+
+@test "perf-check: a CGROUP record whose path does not end fails (perf prints and sorts on it silently)" {
+	[ -s "$G/cgroups.data" ]
+	"$BREAK" break cgroup-path "$G/cgroups.data" bad.data
+	run "$CHECK" bad.data
+	echo "$output" >&2
+	[ "$status" -eq 1 ]
+	echo "$output" | grep -q '^PROBLEM layout: record at .*(CGROUP, size .*): the path has no NUL'
+}
+
+@test "perf-check: samples without a field their sample_type says fail (perf reads past them silently)" {
+	check_broken sample-bit 21		# CGROUP
+	echo "$output" | grep -q '^PROBLEM layout: record at .*(SAMPLE, size .*): sample_type 0x[0-9a-f]* makes it'
+	[ -s "$G/cgroups.data" ]
+	"$BREAK" break sample-bit "$G/cgroups.data" bad.data 19	# PHYS_ADDR
+	run "$CHECK" bad.data
+	[ "$status" -eq 1 ]
+	echo "$output" | grep -q '^PROBLEM layout: record at .*(SAMPLE'
 }
 
 @test "perf-check: too few samples fails" {

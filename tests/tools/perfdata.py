@@ -25,6 +25,10 @@ the maker of broken copies for its tests (tests/bats/checker.bats).
                         its bit and its table entry; the file stays valid
         empty-feature   feature ARG keeps its bit but its size becomes 0
         data-size-0     data.size = 0, what a killed perf record leaves
+        cgroup-path     the path of the first PERF_RECORD_CGROUP loses its
+                        terminating NUL (filled with 'A' up to the trailer)
+        sample-bit      every attr's sample_type gets bit ARG (default 21,
+                        PERF_SAMPLE_CGROUP), which the samples do not carry
 
 Native endian only (precord writes native-endian files).
 """
@@ -42,7 +46,11 @@ FEATURES = ["RESERVED", "TRACING_DATA", "BUILD_ID", "HOSTNAME", "OSRELEASE", "VE
             "CLOCK_DATA", "HYBRID_TOPOLOGY", "PMU_CAPS"]
 EMPTY_OK = {"BRANCH_STACK", "STAT"}		# the only features whose payload is empty
 KNOWN_TYPES = set(range(1, 22)) | set(range(64, 83))
-RECORD_SAMPLE, RECORD_AUXTRACE, RECORD_COMPRESSED = 9, 71, 81
+RECORD_SAMPLE, RECORD_CGROUP, RECORD_AUXTRACE, RECORD_COMPRESSED = 9, 19, 71, 81
+SAMPLE_CGROUP = 1 << 21
+# sample_type bits with a field in the sample_id_all trailer: TID TIME ID
+# STREAM_ID CPU IDENTIFIER
+ID_ALL_BITS = (1 << 1) | (1 << 2) | (1 << 6) | (1 << 9) | (1 << 7) | (1 << 16)
 
 
 class Layout:
@@ -79,6 +87,20 @@ class Layout:
             off += size + 16
         return out
 
+    def trailer_size(self):
+        """Bytes of the sample_id_all trailer, as the first attr says."""
+        at = self.attrs()
+        if not at or not self.within(at[0][0] + 48, 0):
+            return 0
+        sample_type, _, flags = struct.unpack_from("=QQQ", self.data, at[0][0] + 24)
+        if not flags >> 18 & 1:
+            return 0
+        return 8 * bin(sample_type & ID_ALL_BITS).count("1")
+
+    def cgroup_path(self, off, size):
+        """(start, end) of a CGROUP record's path field, before the trailer."""
+        return off + 16, off + size - self.trailer_size()
+
     def features(self):
         """[(bit, name, offset, size)] from the table after the data."""
         out = []
@@ -102,6 +124,82 @@ class Layout:
             if rtype == RECORD_AUXTRACE and off + 16 <= end:
                 size += struct.unpack_from("=Q", self.data, off + 8)[0]
             off += size
+
+
+# sample_type bits in perf's sample order (include/uapi/linux/perf_event.h),
+# with the bytes of a fixed field; None: a variable field, sized below.
+SAMPLE_FIELDS = [(16, 8), (0, 8), (1, 8), (2, 8), (3, 8), (6, 8), (9, 8), (7, 8), (8, 8),
+                 (4, None), (5, None), (10, None), (11, None), (12, None), (13, None),
+                 (14, 8), (15, 8), (17, 8), (18, None), (19, 8), (21, 8), (22, 8), (23, 8),
+                 (20, None)]
+
+
+def sample_size(data, off, size, st, attr):
+    """The bytes a SAMPLE at off must have by its attr's sample_type
+    (evsel__parse_sample's walk), or None where this reader does not follow
+    (READ, BRANCH_STACK, REGS_INTR, AUX)."""
+    at = off + 8
+    end = off + size
+    for bit, n in SAMPLE_FIELDS:
+        if not st >> bit & 1:
+            continue
+        if n is not None:
+            at += n
+        elif bit == 5:				# CALLCHAIN: u64 nr, nr u64s
+            if at + 8 > end:
+                return at + 8 - off
+            at += 8 + 8 * struct.unpack_from("=Q", data, at)[0]
+        elif bit == 10:				# RAW: u32 size, size bytes
+            if at + 4 > end:
+                return at + 4 - off
+            at += 4 + struct.unpack_from("=I", data, at)[0]
+        elif bit == 12:				# REGS_USER: u64 abi, regs if abi
+            if at + 8 > end:
+                return at + 8 - off
+            abi = struct.unpack_from("=Q", data, at)[0]
+            regs = struct.unpack_from("=Q", data, attr + 80)[0]
+            at += 8 + (8 * bin(regs).count("1") if abi else 0)
+        elif bit == 13:				# STACK_USER: u64 size, data, dyn_size
+            if at + 8 > end:
+                return at + 8 - off
+            n = struct.unpack_from("=Q", data, at)[0]
+            at += 8 + (n + 8 if n else 0)
+        else:
+            return None
+    return at - off
+
+
+def check_samples(lay):
+    """Every SAMPLE has the size its attr's sample_type gives it: a field
+    the samples lack (or an extra one) perf 6.1 reads silently from the
+    next record (its CGROUP and several others have no bounds check)."""
+    attrs = [(off, struct.unpack_from("=Q", lay.data, off + 24)[0]) for off, size in lay.attrs()
+             if lay.within(off, size + 16)]
+    if not attrs:
+        return
+    by_id = {}
+    for off, st in attrs:
+        size = struct.unpack_from("=I", lay.data, off + 4)[0] or 64
+        ids_off, ids_size = struct.unpack_from("=QQ", lay.data, off + size)
+        if ids_size % 8 == 0 and lay.within(ids_off, ids_size):
+            for i in range(ids_size // 8):
+                by_id[struct.unpack_from("=Q", lay.data, ids_off + 8 * i)[0]] = (off, st)
+    bad = 0
+    end = lay.data_off + lay.data_size
+    for off, rtype, misc, size in lay.records():
+        if size < 8 or off + size > end:
+            return				# the framing check says why
+        if rtype != RECORD_SAMPLE:
+            continue
+        attr, st = attrs[0]
+        if len(attrs) > 1 and st >> 16 & 1 and size >= 16:	# IDENTIFIER first
+            attr, st = by_id.get(struct.unpack_from("=Q", lay.data, off + 8)[0], attrs[0])
+        want = sample_size(lay.data, off, size, st, attr)
+        if want is not None and want != size:
+            lay.problem(f"record at {off} (SAMPLE, size {size}): sample_type 0x{st:x} makes it {want} bytes")
+            bad += 1
+            if bad >= 3:
+                return
 
 
 def check(path):
@@ -155,8 +253,16 @@ def check(path):
             lay.problem(f"record at {off} (type {rtype}): size {size} is not a multiple of 8")
         if off + size > end:
             lay.problem(f"record at {off} (type {rtype}, size {size}) runs past the data section")
+        elif rtype == RECORD_CGROUP:
+            # u64 id, then the path: perf prints it with %s and keys
+            # perf report --sort cgroup on it, so it must end inside
+            start, stop = lay.cgroup_path(off, size)
+            if stop <= start or 0 not in data[start:stop]:
+                lay.problem(f"record at {off} (CGROUP, size {size}): the path has no NUL before the record's end")
         if len(lay.problems) > 5:
             break
+    if lay.within(lay.data_off, lay.data_size) and len(lay.problems) <= 5:
+        check_samples(lay)
     if lay.data_size and lay.within(lay.data_off, lay.data_size):
         feats = lay.features()
         if len(feats) < len(lay.bits):
@@ -211,6 +317,16 @@ def brk(kind, src, dst, arg):
         struct.pack_into("=Q", buf, at + 8, 0)
     elif kind == "data-size-0":
         struct.pack_into("=Q", buf, 48, 0)
+    elif kind == "cgroup-path":
+        rec = next(((o, s) for o, t, m, s in lay.records() if t == RECORD_CGROUP), None)
+        if rec is None:
+            raise SystemExit("perfdata.py: no CGROUP record to break")
+        start, stop = lay.cgroup_path(*rec)
+        buf[start:stop] = b"A" * (stop - start)
+    elif kind == "sample-bit":
+        for off, size in lay.attrs():
+            st = struct.unpack_from("=Q", buf, off + 24)[0] | 1 << int(arg or 21)
+            struct.pack_into("=Q", buf, off + 24, st)
     else:
         raise SystemExit(f"perfdata.py: unknown kind {kind}")
     open(dst, "wb").write(buf)
