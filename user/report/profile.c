@@ -87,6 +87,8 @@ int profile__read(const char *path, const struct profile_opts *o, profile_sample
 	run.host = info->host;
 	a = perf_reader__attr(run.r, 0);
 	info->nr_attrs = (__u32)perf_reader__nr_attrs(run.r);
+	info->attr_type = a->type;
+	info->attr_config = a->config;
 	info->freq = a->freq;
 	info->sample_period = a->sample_period;
 	info->same_host = symbolizer__same_host(run.s);

@@ -57,6 +57,8 @@ struct profile_info {
 	__u64 lost, bad;		/* lost samples; records skipped as corrupt */
 	__u64 first_time, last_time;	/* of the samples */
 	__u32 nr_attrs;
+	__u32 attr_type;		/* attr 0's type and config (the event) */
+	__u64 attr_config;
 	__u64 sample_period;		/* attr 0: period, or frequency when freq */
 	bool freq;			/* attr 0 samples at a frequency (-F) */
 	bool same_host;			/* recorded on this host */

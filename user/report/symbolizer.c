@@ -364,8 +364,26 @@ static struct symtab *load_elf_dso(struct symbolizer *s, struct sdso *d)
 		snprintf(path, sizeof(path), "%s/%s.jit%s", s->input_dir, s->input_base, base);
 		fd = open_matching(d, path);
 	}
+	/* perf record lists only the DSOs with samples of their own: on the
+	 * recording host the file at the path tells the others' ids */
+	if (fd >= 0 && !d->bid_size && s->same_host) {
+		int n = elf_build_id_fd(fd, d->bid);
+
+		d->bid_size = n > 0 ? n : 0;
+		build_id_hex(d->bid, d->bid_size, d->hex);
+	}
 	if (fd >= 0) {
-		t = symtab__load_elf(fd, d->name);
+		int dfd = -1;
+
+		/* Debian's -dbg packages: the .symtab of a stripped DSO */
+		if (d->bid_size >= 2) {
+			snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug", d->hex,
+				 d->hex + 2);
+			dfd = open_regular_file(path, -1);
+		}
+		t = symtab__load_elf_debug(fd, dfd, d->name);
+		if (dfd >= 0)
+			close(dfd);
 		close(fd);
 	}
 	return t;

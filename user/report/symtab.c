@@ -180,47 +180,85 @@ static int load_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const GElf_
 	return 0;
 }
 
-static struct symtab *load_elf(Elf *elf, const char *name)
+static GElf_Shdr *read_shdrs(Elf *elf, size_t *nr)
 {
-	struct builder b = { 0 };
-	GElf_Shdr *shdrs = NULL;
-	size_t nr = 0, want_i = 0;
-	int want = SHT_SYMTAB, err = -ENOEXEC;
-	Elf_Scn *scn = NULL;
-	GElf_Ehdr eh;
+	GElf_Shdr *shdrs;
 
-	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
-	    elf_getshdrnum(elf, &nr) || nr > ELF_MAX_SECTIONS) {
-		pr_debug("%s: not a readable ELF file: %s", name, elf_errmsg(-1));
+	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrnum(elf, nr) ||
+	    *nr > ELF_MAX_SECTIONS) {
 		errno = ENOEXEC;
 		return NULL;
 	}
-	shdrs = calloc(nr ? nr : 1, sizeof(*shdrs));
-	if (!shdrs) {
-		errno = ENOMEM;
+	shdrs = calloc(*nr ? *nr : 1, sizeof(*shdrs));
+	if (!shdrs)
 		return NULL;
-	}
-	for (size_t i = 0; i < nr; i++) {
-		scn = elf_getscn(elf, i);
+	for (size_t i = 0; i < *nr; i++) {
+		Elf_Scn *scn = elf_getscn(elf, i);
+
 		if (!scn || !gelf_getshdr(scn, &shdrs[i]))
 			memset(&shdrs[i], 0, sizeof(shdrs[i]));
 	}
+	return shdrs;
+}
+
+static size_t find_section(const GElf_Shdr *shdrs, size_t nr, __u32 type)
+{
 	for (size_t i = 0; i < nr; i++)
-		if (shdrs[i].sh_type == SHT_SYMTAB)
-			want_i = i;
-	if (!want_i) {
-		want = SHT_DYNSYM;
-		for (size_t i = 0; i < nr; i++)
-			if (shdrs[i].sh_type == SHT_DYNSYM)
-				want_i = i;
+		if (shdrs[i].sh_type == type)
+			return i;
+	return 0;
+}
+
+/* A debug file keeps the sections of its stripped file, same index and
+ * address, and adds its .debug_* ones after them. */
+static bool same_layout(const GElf_Shdr *lay, size_t nr_lay, const GElf_Shdr *dbg, size_t nr)
+{
+	if (!nr_lay || nr_lay > nr)
+		return false;
+	for (size_t i = 0; i < nr_lay; i++)
+		if ((lay[i].sh_flags & SHF_ALLOC) &&
+		    (lay[i].sh_addr != dbg[i].sh_addr || lay[i].sh_size != dbg[i].sh_size))
+			return false;
+	return true;
+}
+
+/*
+ * Functions of syms (its .symtab, else .dynsym; only .symtab when layout
+ * is another file) placed at file offsets of layout, whose section
+ * headers a separate debug file shares by index.
+ */
+static struct symtab *load_elf(Elf *syms, Elf *layout, const char *name)
+{
+	struct builder b = { 0 };
+	GElf_Shdr *sh_syms, *sh_lay = NULL;
+	size_t nr = 0, nr_lay = 0, i;
+	int err = -ENOEXEC;
+
+	sh_syms = read_shdrs(syms, &nr);
+	if (!sh_syms) {
+		pr_debug("%s: not a readable ELF file: %s", name, elf_errmsg(-1));
+		return NULL;
 	}
-	if (want_i && shdrs[want_i].sh_link < nr) {
-		err = load_symbols(elf, elf_getscn(elf, want_i), &shdrs[want_i], shdrs, nr, &b);
+	if (layout != syms) {
+		sh_lay = read_shdrs(layout, &nr_lay);
+		if (!sh_lay || !same_layout(sh_lay, nr_lay, sh_syms, nr)) {
+			free(sh_syms);
+			free(sh_lay);
+			errno = ENOEXEC;
+			return NULL;
+		}
+	}
+	i = find_section(sh_syms, nr, SHT_SYMTAB);
+	if (!i && layout == syms)
+		i = find_section(sh_syms, nr, SHT_DYNSYM);
+	if (i && sh_syms[i].sh_link < nr) {
+		err = load_symbols(syms, elf_getscn(syms, i), &sh_syms[i], sh_lay ? sh_lay : sh_syms,
+				   sh_lay ? nr_lay : nr, &b);
 		if (err)
-			pr_debug("%s: symbols of section %zu (%s) unreadable: %s", name, want_i,
-				 want == SHT_SYMTAB ? ".symtab" : ".dynsym", elf_errmsg(-1));
+			pr_debug("%s: symbols of section %zu unreadable: %s", name, i, elf_errmsg(-1));
 	}
-	free(shdrs);
+	free(sh_syms);
+	free(sh_lay);
 	if (err == -ENOMEM) {
 		free(b.v);
 		pbuf_free(&b.names);
@@ -230,31 +268,46 @@ static struct symtab *load_elf(Elf *elf, const char *name)
 	return builder_finish(&b);
 }
 
-struct symtab *symtab__load_elf(int fd, const char *name)
+static Elf *elf_open_checked(int fd, const char *name)
 {
-	struct symtab *t;
-	Elf *elf;
+	int err = elf_headers_check_fd(fd);
+
+	if (err) {
+		pr_debug("%s: ELF headers refused: %s", name, strerror(-err));
+		return NULL;
+	}
+	/* ELF_C_READ, not _MMAP: a file truncated while we read it gives an
+	 * error, not a SIGBUS. */
+	return elf_begin(fd, ELF_C_READ, NULL);
+}
+
+struct symtab *symtab__load_elf_debug(int fd, int debug_fd, const char *name)
+{
+	struct symtab *t = NULL;
+	Elf *elf, *dbg = NULL;
 	int err;
 
 	if (elf_version(EV_CURRENT) == EV_NONE) {
 		errno = ENOEXEC;
 		return NULL;
 	}
-	err = elf_headers_check_fd(fd);
-	if (err) {
-		pr_debug("%s: ELF headers refused: %s", name, strerror(-err));
-		errno = ENOEXEC;
-		return NULL;
-	}
-	/* ELF_C_READ, not _MMAP: a file truncated while we read it gives an
-	 * error, not a SIGBUS. */
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	t = load_elf(elf, name);
-	err = errno;
+	elf = elf_open_checked(fd, name);
+	if (debug_fd >= 0 && elf && (dbg = elf_open_checked(debug_fd, name)))
+		t = load_elf(dbg, elf, name);
+	if (!t && elf)
+		t = load_elf(elf, elf, name);
+	err = t ? 0 : errno ? errno : ENOEXEC;
+	if (dbg)
+		elf_end(dbg);
 	if (elf)
 		elf_end(elf);
 	errno = err;
 	return t;
+}
+
+struct symtab *symtab__load_elf(int fd, const char *name)
+{
+	return symtab__load_elf_debug(fd, -1, name);
 }
 
 struct symtab *symtab__load_elf_mem(const void *image, size_t len, const char *name)
@@ -273,7 +326,7 @@ struct symtab *symtab__load_elf_mem(const void *image, size_t len, const char *n
 		return NULL;
 	memcpy(copy, image, len);
 	elf = elf_memory(copy, len);
-	t = load_elf(elf, name);
+	t = load_elf(elf, elf, name);
 	err = errno;
 	if (elf)
 		elf_end(elf);

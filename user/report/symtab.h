@@ -29,6 +29,9 @@ struct symtab;
  * function symbols), ENOMEM.  libelf's reasons are logged at debug level.
  */
 struct symtab *symtab__load_elf(int fd, const char *name);
+/* The same with the .symtab of a separate debug file (debug_fd; -1 for
+ * none) when it has one and the same section headers, else as above. */
+struct symtab *symtab__load_elf_debug(int fd, int debug_fd, const char *name);
 /* The same for an image in memory (the vdso). */
 struct symtab *symtab__load_elf_mem(const void *image, size_t len, const char *name);
 /* kallsyms text (t/T/w/W symbols) at absolute addresses; EPERM when every
