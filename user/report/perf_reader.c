@@ -353,7 +353,7 @@ struct perf_reader *perf_reader__open(const char *path)
 		return NULL;
 	err = input_file_open(&r->in, path, -1, path);
 	if (err) {
-		pr_err("%s: cannot open: %s", path, strerror(-err));
+		pr_err("%s: cannot open: %s", path, err == -EINVAL ? "not a regular file" : strerror(-err));
 		free(r);
 		errno = -err;
 		return NULL;
