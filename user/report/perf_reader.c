@@ -105,6 +105,8 @@ static int find_attr(const struct perf_reader *r, __u64 id)
 
 	if (r->nr_attrs == 1)
 		return 0;
+	if (!r->nr_ids)
+		return -1;
 	e = bsearch(&key, r->ids, r->nr_ids, sizeof(*e), cmp_id);
 	return e ? e->attr : -1;
 }
@@ -217,7 +219,8 @@ static int read_attrs(struct perf_reader *r)
 	free(sec);
 	if (err)
 		return err;
-	qsort(r->ids, r->nr_ids, sizeof(*r->ids), cmp_id);
+	if (r->nr_ids)
+		qsort(r->ids, r->nr_ids, sizeof(*r->ids), cmp_id);
 	r->id_type = r->attrs[0].sample_type;
 	r->sample_id_all = r->attrs[0].sample_id_all;
 	for (size_t i = 1; i < nr; i++)
@@ -770,7 +773,8 @@ static int flush(struct perf_reader *r, __u64 limit, bool half, perf_reader_cb c
 	size_t i = 0, n = 0;
 	int ret = 0;
 
-	qsort(r->q, r->nq, sizeof(*r->q), cmp_qent);
+	if (r->nq)
+		qsort(r->q, r->nq, sizeof(*r->q), cmp_qent);
 	for (; i < r->nq && !ret; i++) {
 		const struct perf_event_header *h = (const void *)(r->arena.data + r->q[i].at);
 		struct perf_event_view ev;

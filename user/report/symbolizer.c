@@ -649,7 +649,7 @@ static int on_fork(struct symbolizer *s, const struct perf_event_view *ev)
 	child = proc_get(s, ev->task.pid, true);
 	if (!child)
 		return -ENOMEM;
-	if (!parent || parent == child)
+	if (!parent || parent == child || !parent->nr)
 		return 0;
 	if (ARRAY_GROW(child->maps, child->cap, parent->nr))
 		return -ENOMEM;
