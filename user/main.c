@@ -7,6 +7,7 @@
 
 #include "opts.h"
 #include "record/session.h"
+#include "report/pprof.h"
 
 static struct rlimit nofile_orig;
 
@@ -42,6 +43,7 @@ static const struct subcommand {
 	const char *name;
 	int (*run)(int argc, char **argv);
 } subcommands[] = {
+	{ "export", export_main },
 	{ NULL, NULL },
 };
 
