@@ -105,18 +105,19 @@ $(BUILD)/fuzz/replay_%: $(OBJ)/tests/fuzz/fuzz_%.o $(OBJ)/tests/fuzz/replay_main
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # The unwind-table fixture (tests/unit/test_cfi_table.c): hand-written
-# CFI, as .eh_frame and as .debug_frame only.
+# CFI, as .eh_frame and as .debug_frame only; small pages keep the files
+# (fuzz seeds too) near 2 KB.
 CFI_FIXTURES := $(BUILD)/fixtures/cfi_fixture.so $(BUILD)/fixtures/cfi_fixture_debug.so
 
 $(BUILD)/fixtures/cfi_fixture.so: tests/unit/fixtures/cfi_fixture.S
 	$(call msg,AS,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)gcc -shared -nostdlib -Wl,--build-id $< -o $@
+	$(Q)gcc -shared -nostdlib -Wl,--build-id -Wl,-z,max-page-size=64 -Wl,-z,noseparate-code $< -o $@
 
 $(BUILD)/fixtures/cfi_fixture_debug.so: tests/unit/fixtures/cfi_fixture.S
 	$(call msg,AS,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)gcc -DDEBUG_FRAME -shared -nostdlib -Wl,--build-id $< -o $@
+	$(Q)gcc -DDEBUG_FRAME -shared -nostdlib -Wl,--build-id -Wl,-z,max-page-size=64 -Wl,-z,noseparate-code $< -o $@
 
 $(BUILD)/tests/test_cfi_table: | $(CFI_FIXTURES)
 

@@ -399,6 +399,369 @@ TEST(fixture_against_libdw)
 	oracle_check(fixture_eh);
 }
 
+
+/*
+ * Hostile variants of the fixture, made in memory and built from a memfd.
+ * `test_cfi_table --write-corpus DIR` writes them (and the fixtures) as
+ * the seed corpus of tests/fuzz/fuzz_cfi.c.
+ */
+struct image {
+	unsigned char *p;
+	size_t len;
+	size_t eh_off, eh_size, eh_shdr;	/* .eh_frame: data, its section header */
+	size_t hdr_off, hdr_size;
+};
+
+static int image_load(const char *path, struct image *im)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	memset(im, 0, sizeof(*im));
+	if (fd < 0 || fstat(fd, &st))
+		return -1;
+	im->len = (size_t)st.st_size;
+	im->p = malloc(im->len);
+	if (!im->p || pread(fd, im->p, im->len, 0) != (ssize_t)im->len) {
+		close(fd);
+		return -1;
+	}
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (elf && !elf_getshdrstrndx(elf, &shstrndx)) {
+		GElf_Ehdr eh;
+
+		gelf_getehdr(elf, &eh);
+		while ((scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+			const char *n;
+
+			if (!gelf_getshdr(scn, &sh) || !(n = elf_strptr(elf, shstrndx, sh.sh_name)))
+				continue;
+			if (!strcmp(n, ".eh_frame")) {
+				im->eh_off = sh.sh_offset;
+				im->eh_size = sh.sh_size;
+				im->eh_shdr = eh.e_shoff + elf_ndxscn(scn) * sizeof(Elf64_Shdr);
+			} else if (!strcmp(n, ".eh_frame_hdr")) {
+				im->hdr_off = sh.sh_offset;
+				im->hdr_size = sh.sh_size;
+			}
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return im->eh_off && im->hdr_off ? 0 : -1;
+}
+
+static int build_mem(const unsigned char *p, size_t len, struct cfi_table *t, double *ms)
+{
+	int fd = memfd_create("cfi", MFD_CLOEXEC), err = -EIO;
+	struct timespec a, b;
+
+	if (fd < 0)
+		return -errno;
+	if (pwrite(fd, p, len, 0) == (ssize_t)len) {
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		err = cfi_table__build(fd, "hostile", MAX_ROWS, t);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		*ms = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
+	}
+	close(fd);
+	return err;
+}
+
+static void put32(unsigned char *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+static uint32_t get32(const unsigned char *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/* Offset in .eh_frame of entry k (0: the first CIE). */
+static size_t entry_off(const struct image *im, int k)
+{
+	size_t off = 0;
+
+	while (k-- > 0)
+		off += 4 + get32(im->p + im->eh_off + off);
+	return off;
+}
+
+static unsigned char *find(const struct image *im, const void *what, size_t n)
+{
+	return memmem(im->p + im->eh_off, im->eh_size, what, n);
+}
+
+enum expect { KEEP_ALL, KEEP_FRAME, FAIL };
+
+struct hostile {
+	const char *name;
+	enum expect expect;
+	size_t len;		/* the image cut to this (0: whole) */
+};
+
+/* Apply hostile case i to a copy of the fixture; false when out of cases. */
+static bool hostile_make(const struct image *fx, int i, struct image *im, struct hostile *h)
+{
+	static const unsigned char unsup[] = { 0x0f, 0x03, 0x77, 0x08, 0x06 };
+	static const unsigned char bigreg[] = { 0x07, 0x80, 0x80, 0x80, 0x3f };
+	unsigned char *e = NULL;
+
+	*im = *fx;
+	im->p = malloc(fx->len);
+	memcpy(im->p, fx->p, fx->len);
+	e = im->p + im->eh_off;
+	memset(h, 0, sizeof(*h));
+	switch (i) {
+	case 0:	/* cut inside .eh_frame: libelf cannot read the section */
+		*h = (struct hostile){ "truncated-eh-frame", FAIL, im->eh_off + 40 };
+		break;
+	case 1:
+		*h = (struct hostile){ "truncated-headers", FAIL, 100 };
+		break;
+	case 2:	/* the second FDE's length runs past the section */
+		*h = (struct hostile){ "fde-length-past-end", KEEP_FRAME, 0 };
+		put32(e + entry_off(im, 2), 0xfffffff0u);
+		break;
+	case 3:	/* the second FDE's CIE pointer points before the section */
+		*h = (struct hostile){ "cie-pointer-outside", KEEP_FRAME, 0 };
+		put32(e + entry_off(im, 2) + 4, 0x7fffffffu);
+		break;
+	case 4:	/* .eh_frame of size 0 (and no .debug_frame) */
+		*h = (struct hostile){ "zero-length-eh-frame", FAIL, 0 };
+		memset(im->p + im->eh_shdr + offsetof(Elf64_Shdr, sh_size), 0, 8);
+		break;
+	case 5:	/* .eh_frame_hdr claims 2^31 FDEs */
+		*h = (struct hostile){ "hdr-huge-fde-count", KEEP_ALL, 0 };
+		put32(im->p + im->hdr_off + 8, 0x7fffffffu);
+		break;
+	case 6:	/* .eh_frame_hdr's table names offsets inside entries */
+		*h = (struct hostile){ "hdr-table-garbage", KEEP_ALL, 0 };
+		for (size_t o = 12; o + 4 <= im->hdr_size; o += 8)
+			put32(im->p + im->hdr_off + o + 4, 0x11u * (uint32_t)o);
+		break;
+	case 7:
+		*h = (struct hostile){ "class32", FAIL, 0 };
+		im->p[EI_CLASS] = ELFCLASS32;
+		break;
+	case 8:
+		*h = (struct hostile){ "big-endian", FAIL, 0 };
+		im->p[EI_DATA] = ELFDATA2MSB;
+		break;
+	case 9:
+		*h = (struct hostile){ "aarch64", FAIL, 0 };
+		im->p[offsetof(Elf64_Ehdr, e_machine)] = EM_AARCH64;
+		im->p[offsetof(Elf64_Ehdr, e_machine) + 1] = 0;
+		break;
+	case 10: /* "zR" -> "zP": a personality pointer that does not fit */
+		*h = (struct hostile){ "cie-augmentation-overlong", FAIL, 0 };
+		e = find(im, "zR", 3);
+		if (e)
+			e[1] = 'P';
+		break;
+	case 11: /* a rule for register 132,120,576 (libdw: a 2 GB array) */
+		*h = (struct hostile){ "huge-register", KEEP_FRAME, 0 };
+		e = find(im, unsup, sizeof(unsup));
+		if (e)
+			memcpy(e, bigreg, sizeof(bigreg));
+		break;
+	case 12: /* the last FDE's range: 4 GiB */
+		*h = (struct hostile){ "fde-range-huge", KEEP_FRAME, 0 };
+		put32(e + entry_off(im, 10) + 12, 0xffffffffu);
+		break;
+	case 13: /* a terminator right at the start */
+		*h = (struct hostile){ "terminator-first", FAIL, 0 };
+		put32(e, 0);
+		break;
+	default:
+		free(im->p);
+		im->p = NULL;
+		return false;
+	}
+	if (h->len)
+		im->len = h->len;
+	return true;
+}
+
+TEST(hostile)
+{
+	struct image fx, im;
+	struct hostile h;
+	GElf_Addr frame = 0, last = 0;
+	GElf_Xword size;
+
+	CHECK_EQ(image_load(fixture_eh, &fx), 0);
+	CHECK_EQ(sym_find(fixture_eh, "f_frame", &frame, &size), 0);
+	CHECK_EQ(sym_find(fixture_eh, "f_plt", &last, &size), 0);
+	for (int i = 0; fx.p && hostile_make(&fx, i, &im, &h); i++) {
+		struct cfi_table t;
+		double ms = 0;
+		int err = build_mem(im.p, im.len, &t, &ms);
+		const struct prec_unwind_row *r = cfi_table__lookup(&t, frame + 4);
+
+		printf("# hostile %s: %d, %zu rows, %.2f ms\n", h.name, err, t.nr_rows, ms);
+		CHECK(ms < 1000);
+		if (h.expect == FAIL) {
+			CHECK(err == -EINVAL || err == -ENOENT);
+			CHECK_EQ(t.nr_rows, 0);
+		} else {
+			CHECK_EQ(err, 0);
+			CHECK(row_is(r, BP, 16, -2));	/* f_frame's rows kept */
+			r = cfi_table__lookup(&t, last + 16);
+			if (h.expect == KEEP_ALL)
+				CHECK(row_is(r, PLT, 11, 0));
+		}
+		for (size_t k = 1; k < t.nr_rows; k++)
+			CHECK(t.rows[k - 1].pc < t.rows[k].pc);
+		cfi_table__free(&t);
+		free(im.p);
+	}
+	free(fx.p);
+}
+
+/* --write-corpus DIR: the fixtures and the hostile variants as seeds. */
+static int write_corpus(const char *dir)
+{
+	const char *srcs[] = { fixture_eh, fixture_debug };
+	const char *names[] = { "fixture-eh-frame", "fixture-debug-frame" };
+	struct image fx, im;
+	struct hostile h;
+	char path[PATH_MAX];
+	int err = 0;
+
+	for (int i = 0; i < 2; i++) {
+		int fd = open(srcs[i], O_RDONLY | O_CLOEXEC);
+		struct stat st;
+		char *buf;
+
+		if (fd < 0 || fstat(fd, &st) || !(buf = malloc((size_t)st.st_size)))
+			return 1;
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		FILE *f = fopen(path, "we");
+
+		err |= !f || pread(fd, buf, (size_t)st.st_size, 0) != st.st_size ||
+		       fwrite(buf, 1, (size_t)st.st_size, f) != (size_t)st.st_size;
+		if (f)
+			fclose(f);
+		free(buf);
+		close(fd);
+	}
+	if (image_load(fixture_eh, &fx))
+		return 1;
+	for (int i = 0; hostile_make(&fx, i, &im, &h); i++) {
+		snprintf(path, sizeof(path), "%s/hostile-%s", dir, h.name);
+		FILE *f = fopen(path, "we");
+
+		err |= !f || fwrite(im.p, 1, im.len, f) != im.len;
+		if (f)
+			fclose(f);
+		free(im.p);
+	}
+	free(fx.p);
+	return err;
+}
+
+
+static size_t eh_frame_size(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx, size = 0;
+
+	while (elf && !elf_getshdrstrndx(elf, &shstrndx) && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (gelf_getshdr(scn, &sh) && (n = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+		    !strcmp(n, ".eh_frame"))
+			size = sh.sh_size;
+	}
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	return size;
+}
+
+/*
+ * The cost at start-up of a process with libc and ten other libraries:
+ * the libraries this test has mapped, then common ones, eleven in all.
+ */
+TEST(cost)
+{
+	static const char *const common[] = {
+		"libstdc++.so.6", "libm.so.6", "libgcc_s.so.1", "libcrypto.so.3",
+		"libssl.so.3", "libsystemd.so.0", "libglib-2.0.so.0", "libcurl.so.4",
+		"libxml2.so.2", "libsqlite3.so.0", "libpython3.11.so.1.0",
+	};
+	char paths[11][PATH_MAX], line[PATH_MAX + 128];
+	size_t n = 0, rows = 0, eh = 0;
+	double total = 0;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	CHECK_EQ(libc_path(paths[n], sizeof(paths[n])), 0);
+	n++;
+	while (f && n < 11 && fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, '/');
+		bool seen = false;
+
+		if (!p || !strstr(p, ".so"))
+			continue;
+		p[strcspn(p, "\n")] = 0;
+		for (size_t i = 0; i < n; i++)
+			seen |= !strcmp(paths[i], p);
+		if (!seen)
+			snprintf(paths[n++], PATH_MAX, "%s", p);
+	}
+	if (f)
+		fclose(f);
+	for (size_t i = 0; i < sizeof(common) / sizeof(common[0]) && n < 11; i++) {
+		char p[PATH_MAX];
+		bool seen = false;
+
+		snprintf(p, sizeof(p), "/usr/lib/x86_64-linux-gnu/%s", common[i]);
+		for (size_t k = 0; k < n; k++)
+			seen |= !strcmp(paths[k], p);
+		if (!seen && !access(p, R_OK))
+			snprintf(paths[n++], PATH_MAX, "%s", p);
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct cfi_table t;
+		struct timespec a, b;
+		size_t ehs = eh_frame_size(paths[i]);
+		double ms;
+		int err;
+
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		err = build_path(paths[i], &t);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		ms = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
+		CHECK_EQ(err, 0);
+		printf("# cost %-48s %7zu rows %7.2f ms  .eh_frame %8zu B  table %8zu B  %6.0f KB/MB\n",
+		       paths[i], t.nr_rows, ms, ehs, t.nr_rows * sizeof(*t.rows),
+		       ehs ? (double)(t.nr_rows * sizeof(*t.rows)) / 1024 / ((double)ehs / 1048576) : 0);
+		total += ms;
+		rows += t.nr_rows;
+		eh += ehs;
+		cfi_table__free(&t);
+	}
+	printf("# cost: %zu files, %zu rows, %.1f ms, %zu B of table for %zu B of .eh_frame "
+	       "(%.0f KB per MB)\n", n, rows, total, rows * sizeof(struct prec_unwind_row), eh,
+	       eh ? (double)(rows * sizeof(struct prec_unwind_row)) / 1024 / ((double)eh / 1048576) : 0);
+	CHECK_EQ(n, 11);
+	CHECK(total < 5000);	/* a regression to seconds, not a benchmark */
+}
+
 static const char *extra_path;
 
 TEST(extra_against_libdw)
@@ -422,6 +785,8 @@ int main(int argc, char **argv)
 	snprintf(fixture_eh, sizeof(fixture_eh), "%s/../fixtures/cfi_fixture.so", dir);
 	snprintf(fixture_debug, sizeof(fixture_debug), "%s/../fixtures/cfi_fixture_debug.so", dir);
 
+	if (argc == 3 && !strcmp(argv[1], "--write-corpus"))
+		return write_corpus(argv[2]);
 	if (argc > 1) {		/* test_cfi_table FILE...: the oracle on those */
 		for (int i = 1; i < argc; i++) {
 			extra_path = argv[i];
@@ -433,7 +798,9 @@ int main(int argc, char **argv)
 	RUN(fixture_debug_frame);
 	RUN(sigframe_layout);
 	RUN(fixture_against_libdw);
+	RUN(hostile);
 	RUN(libc_against_libdw);
 	RUN(self_against_libdw);
+	RUN(cost);
 	return HARNESS_DONE();
 }
