@@ -176,7 +176,8 @@ static int rows_build(struct builder *b, Dwarf_CFI *cfi, struct cfi_scan *s)
 	__u64 cursor = 0, work = 0;
 	size_t nr_overlap = 0, nr_outside = 0, nr_budget = 0;
 
-	qsort(s->fdes, s->nr_fdes, sizeof(*s->fdes), cmp_fde);
+	if (s->nr_fdes)
+		qsort(s->fdes, s->nr_fdes, sizeof(*s->fdes), cmp_fde);
 	for (size_t i = 0; i < s->nr_fdes && !b->err; i++) {
 		const struct cfi_fde *f = &s->fdes[i];
 		__u64 lo = f->start > t->base ? f->start : t->base;
