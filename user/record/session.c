@@ -244,6 +244,18 @@ static int write_head(struct session *s)
 	return err ? err : synthesize(s);
 }
 
+static int make_switch(struct session *s)
+{
+	const struct prec_opts *o = s->o;
+
+	s->fsw = file_switch__new(&(struct file_switch_config){
+		.output = o->output, .every_ns = (__u64)(o->switch_secs * 1e9),
+		.bytes = o->switch_bytes, .on_signal = o->switch_signal,
+		.max_files = o->switch_max_files,
+	}, now_ns(CLOCK_MONOTONIC));
+	return s->fsw ? 0 : -ENOMEM;
+}
+
 static int setup(struct session *s)
 {
 	const struct prec_opts *o = s->o;
@@ -276,14 +288,10 @@ static int setup(struct session *s)
 		return err;
 	s->id_type = event_set__id_type(s->ev);
 	if (o->switch_secs || o->switch_bytes || o->switch_signal) {
-		s->fsw = file_switch__new(&(struct file_switch_config){
-			.output = o->output, .every_ns = (__u64)(o->switch_secs * 1e9),
-			.bytes = o->switch_bytes, .on_signal = o->switch_signal,
-			.max_files = o->switch_max_files,
-		}, now_ns(CLOCK_MONOTONIC));
 		s->state = proc_state__new(s->id_type);
-		if (!s->fsw || !s->state)
-			return -ENOMEM;
+		err = s->state ? make_switch(s) : -ENOMEM;
+		if (err)
+			return err;
 	}
 	s->out = output__create(o->output);
 	if (!s->out)
@@ -536,6 +544,8 @@ static int start(struct session *s)
 
 	gettimeofday(&tv, NULL);
 	s->start_ns = now_ns(CLOCK_MONOTONIC);
+	if (s->fsw)	/* the TIME switches count from here, not from set-up */
+		file_switch__start(s->fsw, s->start_ns);
 	s->start_tod_ns = (__u64)tv.tv_sec * 1000000000ULL + (__u64)tv.tv_usec * 1000ULL;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
