@@ -62,6 +62,7 @@ struct session {
 	/* --switch-output */
 	struct file_switch *fsw;	/* NULL: one file */
 	struct proc_state *state;	/* the live processes: each file's head */
+	struct pbuf kernel_head;	/* the kernel's MMAPs, synthesized once */
 	__u64 flushed_upto;		/* records up to here are in the file */
 	__u64 file_start;		/* the switch time that began this file */
 	__u64 files, switch_ns_max;	/* finished files, the longest switch */
@@ -194,6 +195,10 @@ static int synthesize(struct session *s)
 	struct pbuf b = { 0 };
 	int err = synth_kernel(&b, s->id_type);
 
+	/* Each new file repeats them: /proc/kallsyms costs ~40 ms to read,
+	 * too much every few seconds (modules loaded later are missed). */
+	if (!err && s->fsw)
+		err = pbuf_put(&s->kernel_head, b.data, b.len);
 	if (!err)
 		err = target_set__synthesize(s->targets, &b, s->id_type, s->dt,
 					     s->o->dwarf_stack_size != 0);
@@ -436,7 +441,7 @@ static int open_next(struct session *s, __u64 t)
 	s->w = output__writer(s->out);
 	err = begin_file(s);
 	if (!err)
-		err = synth_kernel(&b, s->id_type);
+		err = pbuf_put(&b, s->kernel_head.data, s->kernel_head.len);
 	if (!err)
 		err = proc_state__synthesize(s->state, &b, t);
 	if (!err)
@@ -681,6 +686,7 @@ static void teardown(struct session *s)
 	output__free(s->out);		/* unfinished: removed */
 	dso_table__free(s->dt);
 	proc_state__free(s->state);
+	pbuf_free(&s->kernel_head);
 	file_switch__free(s->fsw);
 	free(s->cache_dir);
 }
