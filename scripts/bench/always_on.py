@@ -93,7 +93,8 @@ def cost(agg):
 def soak(agg):
     argv = ["-a", "-g", "-F", "99", "--switch-output=5s", "--switch-max-files=4"] + \
         (["--aggregate"] if agg else [])
-    churn = spawn([WL, "churn", str(SOAK + 5)], f"{TMP}/churn.log", os.environ)
+    # churn ends 2 s before precord, so it prints its rounds
+    churn = spawn([WL, "churn", str(SOAK - 1.5)], f"{TMP}/churn.log", os.environ)
     children.add(churn)
     time.sleep(0.5)
     p, log, files = start_precord(argv + ["--", "sleep", str(SOAK)], "soak")
@@ -123,7 +124,7 @@ def soak(agg):
                 fds_min=min(r["fds"] for r in rows), fds_max=max(r["fds"] for r in rows),
                 cpu_pct=100 * (last["cpu_s"] - first["cpu_s"]) / max(1, last["t"] - first["t"]),
                 samples=nsamp, lost=lost, files_announced=len(open(files).read().split()),
-                files_kept=len([f for f in os.listdir(f"{TMP}/soak") if f.startswith("perf.data.")]),
+                files_kept=len([f for f in os.listdir(f"{TMP}/soak") if re.fullmatch(r"perf\.data\.\d{16}", f)]),
                 churn_rounds=int(rounds.group(1)) if rounds else 0), rows
 
 

@@ -494,7 +494,12 @@ static int switch_file(struct session *s)
 	t0 = now_ns(CLOCK_MONOTONIC) - t0;
 	if (t0 > s->switch_ns_max)
 		s->switch_ns_max = t0;
-	pr_debug("switched files in %.1f ms", (double)t0 / 1e6);
+	if (log_verbosity > 1) {
+		struct proc_state_stats st = proc_state__stats(s->state);
+
+		pr_debug("switched files in %.1f ms; tracked: %zu processes, %zu threads, %zu mappings",
+			 (double)t0 / 1e6, st.procs, st.threads, st.maps);
+	}
 	file_switch__started(s->fsw, now_ns(CLOCK_MONOTONIC));
 	return 0;
 }
