@@ -62,8 +62,10 @@ def busy(n, secs):
     return [spawn([WL, "hot3", str(secs)], f"{TMP}/busy.log", os.environ) for _ in range(n)]
 
 
-def cost(agg):
-    argv = ["-a", "-g", "-F", "99", "--switch-output=5s"] + (["--aggregate"] if agg else [])
+def cost(agg, rotate=True):
+    """rotate False: the same recording in one file, the baseline."""
+    argv = ["-a", "-g", "-F", "99"] + (["--switch-output=5s"] if rotate else []) + \
+        (["--aggregate"] if agg else [])
     for pid in busy(2, 40):
         children.add(pid)
     time.sleep(0.5)
@@ -132,15 +134,19 @@ def main():
     agg = has_aggregate()
     note(f"{NAME}.sh: --aggregate {'is' if agg else 'is not'} in this build"
          f"{'' if agg else ' (refused): measured without it'}")
+    base = cost(agg, rotate=False)
+    note(f"{NAME}.sh: one file (baseline): {base}")
     c = cost(agg)
     note(f"{NAME}.sh: cost: {c}")
     s, rows = soak(agg)
     note(f"{NAME}.sh: soak: {s}")
     lines = meta(["precord"]) + [f"# aggregate\t{'yes' if agg else 'no (refused by this build)'}"]
     text = "\n".join(table_head("always-on cost (-a -g -F 99 --switch-output=5s, 2 CPUs busy, 30 s)",
-                      "cpu % of one CPU | RSS 10 s | RSS 28 s | change | samples | lost | files")) + "\n"
-    text += (f"{c['cpu_pct']:.2f} | {c['rss10_kb']} kB | {c['rss28_kb']} kB | "
-             f"{c['rss_change_pct']:+.1f}% | {c['samples']} | {c['lost']} | {c['files']}\n\n")
+                      "run | cpu % of one CPU | RSS 10 s | RSS 28 s | change | samples | lost | files")) + "\n"
+    for tag, r in (("one file", base), ("rotating", c)):
+        text += (f"{tag} | {r['cpu_pct']:.2f} | {r['rss10_kb']} kB | {r['rss28_kb']} kB | "
+                 f"{r['rss_change_pct']:+.1f}% | {r['samples']} | {r['lost']} | {r['files']}\n")
+    text += "\n"
     text += "\n".join(table_head(f"soak ({SOAK:.0f} s, workload churn, --switch-max-files=4)",
                        "RSS 30 s | RSS end | RSS max | fds min-max | cpu % | samples | lost | "
                        "files announced/kept | churn rounds")) + "\n"
@@ -148,7 +154,7 @@ def main():
              f"{s['fds_min']}-{s['fds_max']} | {s['cpu_pct']:.2f} | {s['samples']} | {s['lost']} | "
              f"{s['files_announced']}/{s['files_kept']} | {s['churn_rounds']}\n")
     print(text)
-    summary = [dict(phase="cost", **c), dict(phase="soak", **s)]
+    summary = [dict(phase="one-file", **base), dict(phase="cost", **c), dict(phase="soak", **s)]
     cols = ["phase", "cpu_pct", "rss10_kb", "rss28_kb", "rss_change_pct", "rss30_kb",
             "rss_end_kb", "rss_max_kb", "fds_min", "fds_max", "samples", "lost", "files",
             "files_announced", "files_kept", "churn_rounds", "secs"]
