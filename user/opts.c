@@ -114,6 +114,12 @@ void opts_usage(FILE *f)
 "  -o, --output FILE       output file (default perf.data; an existing one\n"
 "                          is renamed FILE.old)\n"
 "      --duration SECS     stop after SECS seconds\n"
+"      --switch-output[=signal|SIZE|TIME]  rotate: finish the file and start\n"
+"                          a new one on SIGUSR2 (signal, the default), at\n"
+"                          SIZE (100M) or every TIME (30s, 5m); each file is\n"
+"                          renamed FILE.<timestamp> and its path printed on\n"
+"                          stdout; SIGUSR2/SIGHUP switch now\n"
+"      --switch-max-files N  keep only the newest N rotated files\n"
 "      --buildid-dir DIR   build-id cache (default: perf's, ~/.debug)\n"
 "  -N, --no-buildid-cache  do not copy sampled binaries into the cache\n"
 "  -q, --quiet             no progress and no summary\n"
@@ -486,8 +492,6 @@ int opts_parse(int argc, char **argv, struct prec_opts *o)
 	/* Parsed, not yet recorded: each line goes when its work lands. */
 	if (o->ehframe)
 		return bad("%s", "--call-graph ehframe is not implemented yet");
-	if (o->switch_secs || o->switch_bytes || o->switch_signal)
-		return bad("%s", "--switch-output is not implemented yet");
 	if (o->aggregate)
 		return bad("%s", "--aggregate is not implemented yet");
 	if (o->push_url)
