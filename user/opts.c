@@ -474,13 +474,13 @@ int opts_parse(int argc, char **argv, struct prec_opts *o)
 		return bad("%s", "--switch-max-files needs --switch-output");
 	if (o->push_url && !o->switch_secs && !o->switch_bytes && !o->switch_signal)
 		return bad("%s", "--push needs --switch-output");
+	if (o->aggregate && o->dwarf_stack_size)
+		return bad("%s", "--aggregate cannot count --call-graph dwarf samples (each carries its own stack copy): use -g");
 	/* Parsed, not yet recorded: each line goes when its work lands. */
 	if (o->ehframe)
 		return bad("%s", "--call-graph ehframe is not implemented yet");
 	if (o->switch_secs || o->switch_bytes || o->switch_signal)
 		return bad("%s", "--switch-output is not implemented yet");
-	if (o->aggregate)
-		return bad("%s", "--aggregate is not implemented yet");
 	if (o->all_cgroups || o->cgroup)
 		return bad("%s", "--all-cgroups and -G are not implemented yet");
 	if (o->push_url)

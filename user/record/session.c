@@ -4,8 +4,9 @@
  *   set-up: prerequisites → events and CPUs → BPF → targets → the command
  *     (forked, not yet exec'd) → tracing → JIT sources → perf events →
  *     output file → attrs → synthesize what exists;
- *   record: release the command → loop (rings, JIT, drops, flush, status);
- *   finish: stop → drain → tracing and JIT finish → features → summary.
+ *   record: release the command → loop (rings, aggregation, JIT, drops,
+ *     flush, status);
+ *   finish: stop → drain → aggregation → tracing and JIT finish → features → summary.
  * Teardown frees in reverse order; every free is NULL-safe.  This file
  * alone sees struct session: the objects it holds know only what they are
  * handed.
@@ -26,6 +27,7 @@
 #include "perfdata/features.h"
 #include "perfdata/record.h"
 #include "perfdata/writer.h"
+#include "record/aggregator.h"
 #include "record/bpf_sampler.h"
 #include "record/dsos.h"
 #include "record/event_set.h"
@@ -49,6 +51,7 @@ struct session {
 	struct output *out;
 	struct perfdata_writer *w;	/* out's */
 	struct sample_converter *conv;
+	struct aggregator *agg;		/* NULL: no --aggregate */
 	char *cache_dir;		/* build-id cache, NULL: none */
 	__u64 id_type;			/* sample_type giving every record's trailer */
 	__u64 start_ns, start_tod_ns;	/* CLOCK_MONOTONIC, time of day */
@@ -163,6 +166,14 @@ static int make_converter(struct session *s)
 	if (!s->conv)
 		return -errno;
 	bpf_sampler__set_consumer(s->bpf, sample_converter__ring_record, s->conv);
+	if (s->o->aggregate) {
+		struct agg_maps m;
+
+		bpf_sampler__agg_maps(s->bpf, &m);
+		s->agg = aggregator__new_bpf(&m, sample_converter__aggregated, s->conv);
+		if (!s->agg)
+			return -errno;
+	}
 	return 0;
 }
 
@@ -266,6 +277,34 @@ static int drain(struct session *s)
 	return err < 0 ? err : 0;
 }
 
+/*
+ * --aggregate: the samples counted in the kernel so far go into the file
+ * now, at time (now: later than any of them, and than what the writer
+ * has flushed).  The one flush of the aggregation: each second and when
+ * the maps fill (aggregate_round), at the finish, before a file switch.
+ */
+static int aggregate_flush(struct session *s, __u64 time)
+{
+	int err = s->agg ? aggregator__flush(s->agg, time) : 0;
+
+	if (err)
+		pr_err("cannot drain the aggregation maps: %s", strerror(-err));
+	return err;
+}
+
+static int aggregate_round(struct session *s, __u64 time)
+{
+	struct prec_agg_stats st;
+	int err;
+
+	if (!s->agg)
+		return 0;
+	err = bpf_sampler__agg_stats(s->bpf, &st);
+	if (!err && aggregator__due(s->agg, &st, time))
+		err = aggregate_flush(s, time);
+	return err;
+}
+
 /* Samples dropped (BPF's ring, tracing's) since the last call: recorded. */
 static int report_drops(struct session *s, __u64 time)
 {
@@ -294,6 +333,8 @@ static int round_trip(struct session *s, __u64 mark, __u64 prev_mark)
 
 	if (err >= 0)
 		err = drain(s);
+	if (!err)
+		err = aggregate_round(s, now_ns(CLOCK_MONOTONIC));
 	if (!err)
 		err = jit_sources__poll(s->jit, s->start_ns);
 	if (!err)
@@ -376,6 +417,8 @@ static int finish_file(struct session *s)
 	if (!s->o->no_buildid_cache)
 		s->cache_dir = buildid_cache_dir(s->o->buildid_dir);
 	err = stopped ? 0 : drain(s);
+	if (!err && !stopped)
+		err = aggregate_flush(s, now_ns(CLOCK_MONOTONIC));
 	if (!err)
 		err = tracing__finish(s->trace, s->w);
 	if (!err && !stopped)
@@ -398,6 +441,28 @@ static int finish_file(struct session *s)
 	return err;
 }
 
+/* What --aggregate did (-v), and always what it could not count. */
+static void print_aggregation(const struct session *s)
+{
+	struct prec_agg_stats st;
+	struct agg_counts n;
+
+	if (!s->agg || bpf_sampler__agg_stats(s->bpf, &st))
+		return;
+	aggregator__counts(s->agg, &n);
+	if (log_verbosity > 0)
+		pr_info("aggregate: %llu samples taken; %llu counted in the kernel, written as %llu samples in %llu flushes (%llu early)",
+			(unsigned long long)st.taken, (unsigned long long)n.samples,
+			(unsigned long long)n.records, (unsigned long long)n.flushes,
+			(unsigned long long)n.early_flushes);
+	if (st.full)
+		pr_warn("aggregate: %llu samples were written one by one, the kernel's map being full (%llu early flushes); none lost",
+			(unsigned long long)st.full, (unsigned long long)n.early_flushes);
+	if (n.missing_stacks)
+		pr_warn("aggregate: %llu counts were written without their call chain (their stack was not found)",
+			(unsigned long long)n.missing_stacks);
+}
+
 static void print_summary(struct session *s)
 {
 	struct record_figures f;
@@ -416,6 +481,7 @@ static void print_summary(struct session *s)
 	if (full)
 		pr_warn("%llu new processes of the targets were not recorded: more than %u targets were alive at once",
 			(unsigned long long)full, capacity);
+	print_aggregation(s);
 	sample_converter__counts(s->conv, &n);
 	if (n.bad_records)
 		pr_warn("%llu malformed records from the kernel were skipped",
@@ -456,6 +522,7 @@ static void teardown(struct session *s)
 	jit_sources__free(s->jit);
 	event_set__free(s->ev);
 	bpf_sampler__free(s->bpf);
+	aggregator__free(s->agg);
 	sample_converter__free(s->conv);
 	output__free(s->out);		/* unfinished: removed */
 	dso_table__free(s->dt);
