@@ -59,8 +59,11 @@ static __u32 max_targets(void)
 /*
  * --aggregate: entries of each count map and each stack map.  Room for one
  * second of samples of every CPU all different (a flush comes each second,
- * and earlier at half full), at least 1024, at most 65536: the two stack
- * maps take 2 x 2 KiB per entry of kernel memory (16 MiB at 4096).
+ * and earlier at half full), at least 1024, at most 16384: the two stack
+ * maps are preallocated (perf_event programs may run in NMI) and take
+ * 2 x 2 KiB per entry of kernel memory, 16 MiB at 4096, 64 MiB at 16384.
+ * A busier machine only flushes early, and sends what does not fit to
+ * the ring as normal samples.
  * PRECORD_AGG_ENTRIES overrides it (tests fill the map with a small one).
  */
 static __u32 agg_entries(const struct prec_opts *o)
@@ -78,7 +81,7 @@ static __u32 agg_entries(const struct prec_opts *o)
 			return (__u32)v;
 		pr_warn("PRECORD_AGG_ENTRIES=%s is not a number from 1 to 1048576; ignored", e);
 	}
-	while (n < want && n < 65536)
+	while (n < want && n < 16384)
 		n <<= 1;
 	return n;
 }
