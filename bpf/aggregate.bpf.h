@@ -14,7 +14,9 @@
  *
  * Two generations: user space makes the other one current by swapping the
  * one-slot map-in-map arrays, stacks first; the kernel returns from that
- * update only once no program still uses the old inner map, so the old
+ * update only once no program still uses the old inner map (a
+ * synchronize_rcu() after updates of map-in-map arrays, in
+ * kernel/bpf/syscall.c since Linux 4.19), so the old
  * generation is drained with no program writing into it.  A count created
  * between the two swaps may have its stack in the new generation's stacks:
  * user space looks there second (user/record/aggregator.c).
