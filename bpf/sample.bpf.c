@@ -2,7 +2,8 @@
 /*
  * CPU sampling: runs on every overflow of the per-CPU sampling event
  * (cpu-clock by default), keeps samples of the target tasks, and emits one
- * PREC_REC_SAMPLE per sample into the `events` ring buffer.  Also follows
+ * PREC_REC_SAMPLE per sample into the `events` ring buffer, or counts it
+ * in the kernel (--aggregate, aggregate.bpf.h).  Also follows
  * forks of target processes so that children are sampled too.
  */
 #include "vmlinux.h"
@@ -148,6 +149,8 @@ static __always_inline void emit(void *data, __u64 size)
 		count_drop();
 }
 
+#include "aggregate.bpf.h"	/* submit(): to the ring, or counted */
+
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
@@ -164,7 +167,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	size = sizeof(struct prec_sample) + 8 * (n & 0xff);
 	if (size <= sizeof(*b))
-		emit(b, size);
+		submit(b, size);
 	return 0;
 }
 

@@ -93,6 +93,10 @@ void opts_usage(FILE *f)
 "                          of user stack (default 8192, a multiple of 8 up\n"
 "                          to 65528) for perf to unwind code built without\n"
 "                          frame pointers; costs up to SIZE bytes per sample\n"
+"      --aggregate         count identical samples (thread, CPU with -a/-C,\n"
+"                          stack) in the kernel; one sample per distinct\n"
+"                          one each second, PERIOD = their summed periods\n"
+"                          (count x N with -c N); not with dwarf\n"
 "  -k, --clockid CLOCK     sample clock: monotonic (the only one, default)\n"
 "  -m, --mmap-pages N      ring buffer size in 4 KiB pages (power of two)\n"
 "      --all-cgroups       record each sample's cgroup (cgroup2) and the\n"
@@ -489,11 +493,11 @@ int opts_parse(int argc, char **argv, struct prec_opts *o)
 		return bad("%s", "-G/--cgroup needs -a: cgroup monitoring is only available in system-wide mode (as with perf record)");
 	if (o->cgroup && o->nr_trace_specs)
 		return bad("%s", "-G/--cgroup filters samples only, not --trace: record the cgroup's processes with -p instead");
+	if (o->aggregate && o->dwarf_stack_size)
+		return bad("%s", "--aggregate cannot count --call-graph dwarf samples (each carries its own stack copy): use -g");
 	/* Parsed, not yet recorded: each line goes when its work lands. */
 	if (o->ehframe)
 		return bad("%s", "--call-graph ehframe is not implemented yet");
-	if (o->aggregate)
-		return bad("%s", "--aggregate is not implemented yet");
 	if (o->push_url)
 		return bad("%s", "--push is not implemented yet");
 	return 0;

@@ -71,6 +71,41 @@ struct prec_sample {
 };
 
 /*
+ * --aggregate (bpf/aggregate.bpf.h): samples counted in the kernel.  Two
+ * generations of two hash maps, swapped by user space through the
+ * one-slot map-in-map arrays agg_counts and agg_stacks:
+ *   counts: struct prec_agg_key -> struct prec_agg_val
+ *   stacks: stack_id -> __u64[PREC_AGG_STACK_WORDS] (the frames as in
+ *           prec_sample.ips, the first nr_kernel + nr_user of them used)
+ * stack_id is a 64-bit hash of the frames and their split; 0 means no
+ * frames (no -g).  cpu is 0 unless the file records the CPU.
+ */
+#define PREC_AGG_STACK_WORDS	(2 * PREC_MAX_STACK)
+
+struct prec_agg_key {
+	__u32 pid;		/* tgid */
+	__u32 tid;
+	__u32 cpu;
+	__u16 nr_kernel;
+	__u16 nr_user;
+	__u64 ip;
+	__u64 stack_id;
+	__u64 cgroup;
+};
+
+struct prec_agg_val {
+	__u64 count;		/* samples */
+	__u64 period;		/* sum of their periods */
+};
+
+/* Per-CPU counters of the aggregation (the agg_stats array). */
+struct prec_agg_stats {
+	__u64 taken;		/* samples kept, aggregated or not */
+	__u64 full;		/* sent to the ring: a map of the generation was full */
+	__u64 inserts;		/* new keys, both generations together */
+};
+
+/*
  * --call-graph ehframe: the unwind table of one ELF file, built by user
  * space from its .eh_frame (or .debug_frame) and walked by the BPF
  * program.  Rows are sorted by pc; a row holds from its pc up to the next

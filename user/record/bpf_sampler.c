@@ -11,6 +11,7 @@
 #include <bpf/bpf.h>
 
 #include "precord/bpf_abi.h"
+#include "record/aggregator.h"
 #include "sample.skel.h"
 #include "util/log.h"
 
@@ -53,6 +54,50 @@ static __u32 max_targets(void)
 		return 0;
 	}
 	return (__u32)v;
+}
+
+/*
+ * --aggregate: entries of each count map and each stack map.  Room for one
+ * second of samples of every CPU all different (a flush comes each second,
+ * and earlier at half full), at least 1024, at most 16384: the two stack
+ * maps are preallocated (perf_event programs may run in NMI) and take
+ * 2 x 2 KiB per entry of kernel memory, 16 MiB at 4096, 64 MiB at 16384.
+ * A busier machine only flushes early, and sends what does not fit to
+ * the ring as normal samples.
+ * PRECORD_AGG_ENTRIES overrides it (tests fill the map with a small one).
+ */
+static __u32 agg_entries(const struct prec_opts *o)
+{
+	const char *e = getenv("PRECORD_AGG_ENTRIES");
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 want = (__u64)(ncpu > 0 ? ncpu : 1) * (o->freq ? o->freq : 1000);
+	__u32 n = 1024;
+	unsigned long v;
+	char *end;
+
+	if (e && *e) {
+		v = strtoul(e, &end, 10);
+		if (!*end && v >= 1 && v <= 1UL << 20)
+			return (__u32)v;
+		pr_warn("PRECORD_AGG_ENTRIES=%s is not a number from 1 to 1048576; ignored", e);
+	}
+	while (n < want && n < 16384)
+		n <<= 1;
+	return n;
+}
+
+static void size_agg_maps(struct sample_bpf *skel, const struct prec_opts *o)
+{
+	__u32 n = o->aggregate ? agg_entries(o) : 1;
+
+	skel->rodata->aggregate = o->aggregate;
+	skel->rodata->agg_cpu = o->all_cpus || o->cpu_list;
+	bpf_map__set_max_entries(skel->maps.agg_counts0, n);
+	bpf_map__set_max_entries(skel->maps.agg_counts1, n);
+	bpf_map__set_max_entries(skel->maps.agg_stacks0, n);
+	bpf_map__set_max_entries(skel->maps.agg_stacks1, n);
+	/* the outer maps' inner template may keep its size: the kernel
+	 * compares the size of array inner maps only */
 }
 
 static int attach(struct bpf_link **link, struct bpf_program *prog, const char *tp)
@@ -120,6 +165,7 @@ static int load(struct bpf_sampler *b, const struct prec_opts *o)
 	if (nr_targets)
 		bpf_map__set_max_entries(skel->maps.targets, nr_targets);
 	skel->rodata->wakeup_bytes = ring / 4;
+	size_agg_maps(skel, o);
 	err = sample_bpf__load(skel);
 	if (err) {
 		pr_err("cannot load the BPF programs: %s; run 'precord check'", strerror(-err));
@@ -233,4 +279,41 @@ __u64 bpf_sampler__targets_full(const struct bpf_sampler *b, __u32 *capacity)
 {
 	*capacity = bpf_map__max_entries(b->skel->maps.targets);
 	return __atomic_load_n(&b->skel->bss->targets_full, __ATOMIC_RELAXED);
+}
+
+void bpf_sampler__agg_maps(const struct bpf_sampler *b, struct agg_maps *m)
+{
+	const struct sample_bpf *k = b->skel;
+
+	*m = (struct agg_maps){
+		.counts_outer = bpf_map__fd(k->maps.agg_counts),
+		.stacks_outer = bpf_map__fd(k->maps.agg_stacks),
+		.counts = { bpf_map__fd(k->maps.agg_counts0), bpf_map__fd(k->maps.agg_counts1) },
+		.stacks = { bpf_map__fd(k->maps.agg_stacks0), bpf_map__fd(k->maps.agg_stacks1) },
+		.capacity = bpf_map__max_entries(k->maps.agg_counts0),
+	};
+}
+
+int bpf_sampler__agg_stats(const struct bpf_sampler *b, struct prec_agg_stats *sum)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct prec_agg_stats *v;
+	__u32 zero = 0;
+	int err = 0;
+
+	memset(sum, 0, sizeof(*sum));
+	if (ncpu <= 0)
+		return ncpu ? ncpu : -EINVAL;
+	v = calloc((size_t)ncpu, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.agg_stats), &zero, v))
+		err = -errno;
+	for (int i = 0; !err && i < ncpu; i++) {
+		sum->taken += v[i].taken;
+		sum->full += v[i].full;
+		sum->inserts += v[i].inserts;
+	}
+	free(v);
+	return err;
 }

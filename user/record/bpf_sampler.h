@@ -16,6 +16,8 @@
 
 struct bpf_sampler;
 struct bpf_program;
+struct agg_maps;
+struct prec_agg_stats;
 
 /* libbpf's messages as precord's verbosity says (-v, -vv). */
 void bpf_sampler__set_logging(void);
@@ -47,5 +49,10 @@ __u64 bpf_sampler__drops(const struct bpf_sampler *b);
 /* New processes of the targets left out because the set was full; its
  * capacity in *capacity. */
 __u64 bpf_sampler__targets_full(const struct bpf_sampler *b, __u32 *capacity);
+
+/* --aggregate: the maps of the counts, and their counters summed over
+ * the CPUs (0 or -errno). */
+void bpf_sampler__agg_maps(const struct bpf_sampler *b, struct agg_maps *m);
+int bpf_sampler__agg_stats(const struct bpf_sampler *b, struct prec_agg_stats *sum);
 
 #endif

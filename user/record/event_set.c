@@ -68,10 +68,10 @@ static const struct event_name *find_event(const char *name)
 /*
  * The fields of every sample, as perf record 6.1 chooses them
  * (evsel__config, evlist__config): IP|TID|TIME, PERIOD when the rate is a
- * frequency, CPU with -a or -C, CALLCHAIN with -g, CGROUP with
- * --all-cgroups.  The side-band rides
- * on the sampling event as perf's does, so with that one attr in the file
- * no record needs an id.  --trace adds attrs: then every record says its
+ * frequency (and with --aggregate, whose samples weigh several), CPU with
+ * -a or -C, CALLCHAIN with -g, CGROUP with --all-cgroups.  The side-band
+ * rides on the sampling event as perf's does, so with that one attr in the
+ * file no record needs an id.  --trace adds attrs: then every record says its
  * event with IDENTIFIER, in the layout of the trace samples
  * (PREC_SAMPLE_BASE_BITS).
  */
@@ -81,7 +81,7 @@ static __u64 sample_type(const struct prec_opts *o)
 
 	if (o->nr_trace_specs)
 		t |= PREC_SAMPLE_BASE_BITS;
-	if (!o->period)
+	if (!o->period || o->aggregate)	/* aggregated: count x period */
 		t |= PERF_SAMPLE_PERIOD;
 	if (o->all_cpus || o->cpu_list)
 		t |= PERF_SAMPLE_CPU;

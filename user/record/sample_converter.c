@@ -99,16 +99,25 @@ int sample_converter__report_lost(struct sample_converter *c, __u64 total, __u64
 }
 
 /* ips: the sample's stacks, as checked by the caller (8-aligned in the ring). */
-static void mark_hits(struct sample_converter *c, const struct prec_sample *ps, const __u64 *ips)
+static void mark_hits(struct sample_converter *c, __u32 pid, __u64 ip, bool user_mode,
+		      const __u64 *ips, __u32 nk, __u32 nu)
 {
-	__u32 i, nk = ps->nr_kernel, nu = ps->nr_user;
-
-	if (!ps->user_mode)
+	if (!c->cfg.dt)
+		return;
+	if (!user_mode)
 		dso_table__kernel_hit(c->cfg.dt);
 	else
-		dso_table__hit(c->cfg.dt, ps->pid, ps->ip);
-	for (i = 0; i < nu; i++)
-		dso_table__hit(c->cfg.dt, ps->pid, ips[nk + i]);
+		dso_table__hit(c->cfg.dt, pid, ip);
+	for (__u32 i = 0; i < nu; i++)
+		dso_table__hit(c->cfg.dt, pid, ips[nk + i]);
+}
+
+static void note_time(struct sample_converter *c, __u64 time)
+{
+	if (!c->first_time || time < c->first_time)
+		c->first_time = time;
+	if (time > c->last_time)
+		c->last_time = time;
 }
 
 /* The ring record's size as its counts say (bpf_abi.h), 0 if they are bad. */
@@ -169,13 +178,61 @@ static int convert_sample(struct sample_converter *c, const void *data, size_t s
 		err = perfdata_writer__queue(c->cfg.w, ps.time, c->rec.data, c->rec.len);
 	if (err)
 		return err;
-	if (c->cfg.dt)
-		mark_hits(c, &ps, ips);
-	if (!c->first_time || ps.time < c->first_time)
-		c->first_time = ps.time;
-	if (ps.time > c->last_time)
-		c->last_time = ps.time;
+	mark_hits(c, ps.pid, ps.ip, ps.user_mode, ips, nk, nu);
+	note_time(c, ps.time);
 	c->samples++;
+	return 0;
+}
+
+/* The sampling event's id of a CPU; a key without CPU (the file records
+ * none) takes any CPU's: the id only names the event.  0: none. */
+static __u64 cpu_id(const struct sample_converter *c, __u32 cpu, bool any)
+{
+	if (cpu < (__u32)c->cfg.nr_cpu_ids && c->cfg.cpu_ids[cpu])
+		return c->cfg.cpu_ids[cpu];
+	for (int i = 0; any && i < c->cfg.nr_cpu_ids; i++)
+		if (c->cfg.cpu_ids[i])
+			return c->cfg.cpu_ids[i];
+	return 0;
+}
+
+int sample_converter__aggregated(void *ctx, const struct prec_agg_key *k,
+				 const struct prec_agg_val *v, const __u64 *ips, __u64 time)
+{
+	static const __u64 no_frames[1];
+	struct sample_converter *c = ctx;
+	struct perfdata_sample out = { 0 };
+	__u32 nk = ips ? k->nr_kernel : 0, nu = ips ? k->nr_user : 0, n = 0;
+	bool user_mode = (__s64)k->ip >= 0;
+	int err;
+
+	if (nk > PREC_MAX_STACK || nu > PREC_MAX_STACK || !v->count)
+		return -EINVAL;
+	if (!ips)
+		ips = no_frames;
+	out.id = cpu_id(c, k->cpu, !(c->cfg.sample_type & PERF_SAMPLE_CPU));
+	if (!out.id)
+		return -EINVAL;
+	if (c->cfg.callchain)
+		n = perfdata_callchain_build(c->callchain, ips, nk, ips + nk, nu);
+	out.misc = user_mode ? PERF_RECORD_MISC_USER : PERF_RECORD_MISC_KERNEL;
+	out.ip = k->ip;
+	out.pid = k->pid;
+	out.tid = k->tid;
+	out.time = time;
+	out.cpu = k->cpu;
+	out.period = v->period;		/* the sum of the counted samples' periods */
+	out.callchain = c->callchain;
+	out.nr_callchain = n;
+	pbuf_reset(&c->rec);
+	err = perfdata_encode_sample(&c->rec, c->cfg.sample_type, &out);
+	if (!err)
+		err = perfdata_writer__queue(c->cfg.w, time, c->rec.data, c->rec.len);
+	if (err)
+		return err;
+	mark_hits(c, k->pid, k->ip, user_mode, ips, nk, nu);
+	note_time(c, time);
+	c->samples += v->count;
 	return 0;
 }
 

@@ -19,6 +19,8 @@ struct perfdata_writer;
 struct dso_table;
 struct target_set;
 struct proc_state;
+struct prec_agg_key;
+struct prec_agg_val;
 
 /* What becomes of an executable mapping of a target. */
 enum exec_map_action {
@@ -60,6 +62,12 @@ void sample_converter__set_writer(struct sample_converter *c, struct perfdata_wr
 /* One record of the BPF ring (ctx: the converter).  A malformed one is
  * counted and skipped (said once); -ENOMEM stops the poll. */
 int sample_converter__ring_record(void *ctx, void *data, size_t size);
+/* One aggregated key (an agg_sink_fn of record/aggregator.h; ctx: the
+ * converter): a PERF_RECORD_SAMPLE at time whose PERIOD is the sum of the
+ * periods counted (count x the period when it is fixed), counted as
+ * v->count samples.  ips: the key's frames, NULL: none known. */
+int sample_converter__aggregated(void *ctx, const struct prec_agg_key *k,
+				 const struct prec_agg_val *v, const __u64 *ips, __u64 time);
 /* One side-band record, in time order (ctx: the converter).  -ENOMEM only. */
 int sample_converter__sideband_record(void *ctx, const struct perf_event_header *h);
 /* total: samples dropped so far; those not yet reported become one
@@ -67,7 +75,7 @@ int sample_converter__sideband_record(void *ctx, const struct perf_event_header 
 int sample_converter__report_lost(struct sample_converter *c, __u64 total, __u64 time);
 
 struct sample_counts {
-	__u64 samples;			/* written */
+	__u64 samples;			/* written (aggregated: the samples counted) */
 	__u64 lost;			/* reported lost: dropped in BPF or the side-band */
 	__u64 bad_records;		/* malformed records skipped */
 	__u64 first_time, last_time;	/* of the samples; 0: none */

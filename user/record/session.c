@@ -4,8 +4,10 @@
  *   set-up: prerequisites → events and CPUs → BPF → targets → the command
  *     (forked, not yet exec'd) → tracing → JIT sources → perf events →
  *     output file → attrs → synthesize what exists;
- *   record: release the command → loop (rings, JIT, drops, flush, status);
- *   finish: stop → drain → tracing and JIT finish → features → summary.
+ *   record: release the command → loop (rings, aggregation, JIT, drops,
+ *     flush, status);
+ *   finish: stop → drain → aggregation → tracing and JIT finish → features
+ *     → summary.
  * With --switch-output the loop also switches files (switch_file): the
  * records before the switch time finish the old file, the new one starts
  * with the state tracked of the live processes (proc_state), and each
@@ -30,6 +32,7 @@
 #include "perfdata/features.h"
 #include "perfdata/record.h"
 #include "perfdata/writer.h"
+#include "record/aggregator.h"
 #include "record/bpf_sampler.h"
 #include "record/cgroups.h"
 #include "record/dsos.h"
@@ -56,6 +59,7 @@ struct session {
 	struct output *out;
 	struct perfdata_writer *w;	/* out's */
 	struct sample_converter *conv;
+	struct aggregator *agg;		/* NULL: no --aggregate */
 	char *cache_dir;		/* build-id cache, NULL: none */
 	struct cgroup_mount *cgroups;	/* --all-cgroups, -G: the cgroup2 mount */
 	int cgroup_fd;			/* -G's cgroup, -1: none */
@@ -190,6 +194,14 @@ static int make_converter(struct session *s)
 	if (!s->conv)
 		return -errno;
 	bpf_sampler__set_consumer(s->bpf, sample_converter__ring_record, s->conv);
+	if (s->o->aggregate) {
+		struct agg_maps m;
+
+		bpf_sampler__agg_maps(s->bpf, &m);
+		s->agg = aggregator__new_bpf(&m, sample_converter__aggregated, s->conv);
+		if (!s->agg)
+			return -errno;
+	}
 	return 0;
 }
 
@@ -357,6 +369,34 @@ static int drain(struct session *s)
 	return err < 0 ? err : 0;
 }
 
+/*
+ * --aggregate: the samples counted in the kernel so far go into the file
+ * now, at time (now: later than any of them, and than what the writer
+ * has flushed).  The one flush of the aggregation: each second and when
+ * the maps fill (aggregate_round), at the finish, before a file switch.
+ */
+static int aggregate_flush(struct session *s, __u64 time)
+{
+	int err = s->agg ? aggregator__flush(s->agg, time) : 0;
+
+	if (err)
+		pr_err("cannot drain the aggregation maps: %s", strerror(-err));
+	return err;
+}
+
+static int aggregate_round(struct session *s, __u64 time)
+{
+	struct prec_agg_stats st;
+	int err;
+
+	if (!s->agg)
+		return 0;
+	err = bpf_sampler__agg_stats(s->bpf, &st);
+	if (!err && aggregator__due(s->agg, &st, time))
+		err = aggregate_flush(s, time);
+	return err;
+}
+
 /* Samples dropped (BPF's ring, tracing's) since the last call: recorded. */
 static int report_drops(struct session *s, __u64 time)
 {
@@ -386,6 +426,8 @@ static int round_trip(struct session *s, __u64 mark, __u64 prev_mark)
 	if (err >= 0)
 		err = drain(s);
 	if (!err)
+		err = aggregate_round(s, now_ns(CLOCK_MONOTONIC));
+	if (!err)
 		err = jit_sources__poll(s->jit, s->start_ns);
 	if (!err)
 		err = report_drops(s, mark);
@@ -412,16 +454,14 @@ static const char *cache_dir(struct session *s)
 }
 
 /*
- * Right before a file is finished (a switch at time t, or the end): what
- * is kept back from the writer's queue must be queued now -- records with
- * time < t then go into the finishing file.  Empty today; --aggregate's
- * in-kernel counts are flushed here.
+ * Right before a file switch at time t: what is kept back from the
+ * writer's queue must be queued now, with a time < t, to go into the
+ * finishing file: --aggregate's in-kernel counts, at t - 1 (the last
+ * flush's mark, so no older than anything the writer has written).
  */
 static int before_switch(struct session *s, __u64 t)
 {
-	(void)s;
-	(void)t;
-	return 0;
+	return aggregate_flush(s, t - 1);
 }
 
 /*
@@ -640,7 +680,7 @@ static int finish_file(struct session *s)
 
 	err = stopped ? 0 : drain(s);
 	if (!err && !stopped)
-		err = before_switch(s, ~0ULL);
+		err = aggregate_flush(s, now_ns(CLOCK_MONOTONIC));
 	if (!err)
 		err = tracing__finish(s->trace, s->w);
 	if (!err && !stopped)
@@ -663,6 +703,28 @@ static int finish_file(struct session *s)
 	return err ? err : finish_last_rotated(s);
 }
 
+/* What --aggregate did (-v), and always what it could not count. */
+static void print_aggregation(const struct session *s)
+{
+	struct prec_agg_stats st;
+	struct agg_counts n;
+
+	if (!s->agg || bpf_sampler__agg_stats(s->bpf, &st))
+		return;
+	aggregator__counts(s->agg, &n);
+	if (log_verbosity > 0)
+		pr_info("aggregate: %llu samples taken; %llu counted in the kernel, written as %llu samples in %llu flushes (%llu early)",
+			(unsigned long long)st.taken, (unsigned long long)n.samples,
+			(unsigned long long)n.records, (unsigned long long)n.flushes,
+			(unsigned long long)n.early_flushes);
+	if (st.full)
+		pr_warn("aggregate: %llu samples were written one by one, the kernel's map being full (%llu early flushes); none lost",
+			(unsigned long long)st.full, (unsigned long long)n.early_flushes);
+	if (n.missing_stacks)
+		pr_warn("aggregate: %llu counts were written without their call chain (their stack was not found)",
+			(unsigned long long)n.missing_stacks);
+}
+
 static void print_summary(struct session *s)
 {
 	struct record_figures f;
@@ -681,6 +743,7 @@ static void print_summary(struct session *s)
 	if (full)
 		pr_warn("%llu new processes of the targets were not recorded: more than %u targets were alive at once",
 			(unsigned long long)full, capacity);
+	print_aggregation(s);
 	sample_converter__counts(s->conv, &n);
 	if (n.bad_records)
 		pr_warn("%llu malformed records from the kernel were skipped",
@@ -721,6 +784,7 @@ static void teardown(struct session *s)
 	jit_sources__free(s->jit);
 	event_set__free(s->ev);
 	bpf_sampler__free(s->bpf);
+	aggregator__free(s->agg);
 	sample_converter__free(s->conv);
 	output__free(s->out);		/* unfinished: removed */
 	dso_table__free(s->dt);
