@@ -90,6 +90,11 @@ void opts_usage(FILE *f)
 "                          of user stack (default 8192, a multiple of 8 up\n"
 "                          to 65528) for perf to unwind code built without\n"
 "                          frame pointers; costs up to SIZE bytes per sample\n"
+"      --call-graph ehframe  unwind user stacks while recording, in BPF, with\n"
+"                          tables built from each binary's .eh_frame: full\n"
+"                          stacks without frame pointers at the size of -g\n"
+"      --unwind-max-bytes SIZE  memory for those tables (1M to 2G, default\n"
+"                          64M); files past it fall back to frame pointers\n"
 "  -k, --clockid CLOCK     sample clock: monotonic (the only one, default)\n"
 "  -m, --mmap-pages N      ring buffer size in 4 KiB pages (power of two)\n"
 "Tracing:\n"
@@ -474,9 +479,14 @@ int opts_parse(int argc, char **argv, struct prec_opts *o)
 		return bad("%s", "--switch-max-files needs --switch-output");
 	if (o->push_url && !o->switch_secs && !o->switch_bytes && !o->switch_signal)
 		return bad("%s", "--push needs --switch-output");
+	if (o->unwind_max_bytes && !o->ehframe)
+		return bad("%s", "--unwind-max-bytes needs --call-graph ehframe");
+	if (o->unwind_max_bytes && (o->unwind_max_bytes < (1u << 20) ||
+				    o->unwind_max_bytes > (2ull << 30)))
+		return bad("%s", "--unwind-max-bytes must be from 1M to 2G");
+	if (o->ehframe && !o->unwind_max_bytes)
+		o->unwind_max_bytes = PREC_UNWIND_DEFAULT_BYTES;
 	/* Parsed, not yet recorded: each line goes when its work lands. */
-	if (o->ehframe)
-		return bad("%s", "--call-graph ehframe is not implemented yet");
 	if (o->switch_secs || o->switch_bytes || o->switch_signal)
 		return bad("%s", "--switch-output is not implemented yet");
 	if (o->aggregate)

@@ -18,6 +18,7 @@
 #include "perfdata/writer.h"
 #include "record/dsos.h"
 #include "record/target.h"
+#include "unwind/unwinder.h"
 #include "util/buf.h"
 #include "util/log.h"
 
@@ -243,7 +244,7 @@ static int on_mmap2(struct sample_converter *c, const struct perf_event_header *
 	if (c->cfg.dt && name[0] == '/')
 		dso_table__mmap(c->cfg.dt, b->pid, b->start, b->len, name,
 				&(struct dso_file_id){ m.maj, m.min, m.ino, m.ino_generation,
-						       m.ino != 0, time },
+						       m.ino != 0, time, m.pgoff },
 				m.build_id, &m.build_id_size);
 	pbuf_reset(&c->rec);
 	if (perfdata_encode_mmap2(&c->rec, c->cfg.id_type, &m, &sid))
@@ -280,6 +281,8 @@ static int on_task_fork(struct sample_converter *c, const struct perf_event_head
 		return 0;
 	if (c->cfg.dt && w[0] != w[1])
 		dso_table__fork(c->cfg.dt, w[1], w[0]);
+	if (c->cfg.unwind && w[0] != w[1])
+		unwinder__fork(c->cfg.unwind, w[1], w[0]);
 	return perfdata_writer__queue(c->cfg.w, time, h, h->size);
 }
 
@@ -293,6 +296,8 @@ static int on_task_exit(struct sample_converter *c, const struct perf_event_head
 		return 0;
 	err = perfdata_writer__queue(c->cfg.w, time, h, h->size);
 	target_set__exit(c->cfg.targets, w[0], w[2]);
+	if (c->cfg.unwind && w[0] == w[2])
+		unwinder__exit(c->cfg.unwind, w[0]);
 	return err;
 }
 
@@ -318,8 +323,12 @@ int sample_converter__sideband_record(void *ctx, const struct perf_event_header 
 		err = on_task_exit(c, h, sid.time);
 		break;
 	case PERF_RECORD_COMM:
-		if (is_target_pid(c, w[0]))
-			err = perfdata_writer__queue(c->cfg.w, sid.time, h, h->size);
+		if (!is_target_pid(c, w[0]))
+			break;
+		/* an exec: the mappings of the old image are gone */
+		if (c->cfg.unwind && (h->misc & PERF_RECORD_MISC_COMM_EXEC))
+			unwinder__exec(c->cfg.unwind, w[0]);
+		err = perfdata_writer__queue(c->cfg.w, sid.time, h, h->size);
 		break;
 	case PERF_RECORD_LOST: {
 		__u64 lost;

@@ -18,6 +18,7 @@ struct sample_converter;
 struct perfdata_writer;
 struct dso_table;
 struct target_set;
+struct unwinder;
 
 /* What becomes of an executable mapping of a target. */
 enum exec_map_action {
@@ -45,6 +46,7 @@ struct sample_converter_config {
 	__u64 lost_id;			/* the id LOST_SAMPLES records carry */
 	bool callchain;			/* -g */
 	bool data_maps;			/* keep data mappings' MMAP2 (dwarf mode) */
+	struct unwinder *unwind;	/* told of forks, execs, exits (ehframe); NULL: none */
 	struct exec_map_hook hook;
 };
 

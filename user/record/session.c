@@ -36,6 +36,7 @@
 #include "record/synth.h"
 #include "record/target.h"
 #include "record/tracing.h"
+#include "unwind/unwinder.h"
 #include "util/log.h"
 
 struct session {
@@ -49,6 +50,7 @@ struct session {
 	struct output *out;
 	struct perfdata_writer *w;	/* out's */
 	struct sample_converter *conv;
+	struct unwinder *unwind;	/* NULL: no --call-graph ehframe */
 	char *cache_dir;		/* build-id cache, NULL: none */
 	__u64 id_type;			/* sample_type giving every record's trailer */
 	__u64 start_ns, start_tod_ns;	/* CLOCK_MONOTONIC, time of day */
@@ -129,6 +131,23 @@ static int check_prereqs(void)
 	return 0;
 }
 
+/* --call-graph ehframe: every mapping dso_table reads feeds the tables. */
+static int setup_unwinder(struct session *s)
+{
+	struct unwind_map_fds fds;
+
+	if (!s->o->ehframe)
+		return 0;
+	bpf_sampler__unwind_maps(s->bpf, &fds);
+	s->unwind = unwinder__new(&fds);
+	if (!s->unwind)
+		return -errno;
+	dso_table__set_observer(s->dt, &(struct dso_mmap_observer){
+		.mapped = unwinder__mmap, .ctx = s->unwind,
+	});
+	return 0;
+}
+
 /* -p/-t targets, and the command, forked to wait for its release. */
 static int setup_targets(struct session *s)
 {
@@ -155,6 +174,7 @@ static int make_converter(struct session *s)
 		.sample_type = event_set__sample_type(s->ev), .id_type = s->id_type,
 		.lost_id = event_set__lost_id(s->ev), .callchain = s->o->callchain,
 		.data_maps = s->o->dwarf_stack_size != 0,
+		.unwind = s->unwind,
 		.hook = jit_sources__hook(s->jit),
 	};
 
@@ -179,6 +199,8 @@ static int synthesize(struct session *s)
 	if (!err)
 		err = perfdata_writer__append(s->w, b.data, b.len);
 	pbuf_free(&b);
+	if (s->unwind)
+		unwinder__flush(s->unwind);
 	return err;
 }
 
@@ -227,7 +249,9 @@ static int setup(struct session *s)
 	s->bpf = bpf_sampler__new(o);
 	if (!s->bpf)
 		return -errno;
-	err = setup_targets(s);
+	err = setup_unwinder(s);
+	if (!err)
+		err = setup_targets(s);
 	if (!err)
 		err = tracing__new(&s->trace, o, bpf_sampler__targets_fd(s->bpf),
 				   target_set__command(s->targets));
@@ -259,6 +283,8 @@ static int drain(struct session *s)
 {
 	int err = event_set__drain_sideband(s->ev, sample_converter__sideband_record, s->conv);
 
+	if (err >= 0 && s->unwind)
+		unwinder__flush(s->unwind);
 	if (err >= 0)
 		err = bpf_sampler__consume(s->bpf);
 	if (err >= 0)
@@ -412,6 +438,8 @@ static void print_summary(struct session *s)
 	if (log_verbosity > 0)
 		tracing__print_stats(s->trace);
 	status_line__summary(s->o->output, &f);
+	if (s->unwind)
+		unwinder__print_stats(s->unwind);
 	full = bpf_sampler__targets_full(s->bpf, &capacity);
 	if (full)
 		pr_warn("%llu new processes of the targets were not recorded: more than %u targets were alive at once",
@@ -457,6 +485,7 @@ static void teardown(struct session *s)
 	event_set__free(s->ev);
 	bpf_sampler__free(s->bpf);
 	sample_converter__free(s->conv);
+	unwinder__free(s->unwind);
 	output__free(s->out);		/* unfinished: removed */
 	dso_table__free(s->dt);
 	free(s->cache_dir);
