@@ -286,10 +286,8 @@ static int load(struct table_store *ts, struct table *e, int fd, const char *nam
 	__u64 t0 = now_ns(), need;
 	int err;
 
-	if (fd < 0) {
-		e->state = TABLE_NO_CFI;
-		return -ENOENT;
-	}
+	if (fd < 0)
+		return -ENOENT;		/* maybe readable at another mapping */
 	err = cfi_table__build(fd, name, free_slots, &c);
 	ts->st.build_ns += now_ns() - t0;
 	if (!err && !c.nr_rows)
@@ -401,6 +399,17 @@ int table_store__get(struct table_store *ts, const __u8 *bid, __u8 bid_size, int
 	e->refs++;
 	*id = e->id;
 	return 0;
+}
+
+bool table_store__ready(struct table_store *ts, const __u8 *bid, __u8 bid_size)
+{
+	struct table *e;
+
+	if (!bid_size || bid_size > 20)
+		return true;
+	e = slot_of(ts->t, ts->cap, bid, bid_size);
+	return e->bid_size && (e->state == TABLE_LOADED || e->state == TABLE_NO_CFI ||
+			       (e->state == TABLE_FULL && largest_free(ts) < e->need));
 }
 
 void table_store__ref(struct table_store *ts, __u32 id)

@@ -12,6 +12,7 @@
 #ifndef PRECORD_UNWIND_TABLE_STORE_H
 #define PRECORD_UNWIND_TABLE_STORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 
@@ -33,6 +34,9 @@ void table_store__free(struct table_store *ts);		/* NULL-safe */
  */
 int table_store__get(struct table_store *ts, const __u8 *bid, __u8 bid_size, int fd,
 		     const char *name, __u64 start, __u64 pgoff, __u32 *id, __u64 *bias);
+/* Whether the table of bid is loaded (a get costs nothing) or known to
+ * be missing: then table_store__get does not build. */
+bool table_store__ready(struct table_store *ts, const __u8 *bid, __u8 bid_size);
 /* One more reference to a table *id came with (a mapping split in two). */
 void table_store__ref(struct table_store *ts, __u32 id);
 void table_store__put(struct table_store *ts, __u32 id);

@@ -2,9 +2,12 @@
 #include "unwind/unwinder.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -31,8 +34,28 @@ struct uproc {
 	size_t n, cap;
 };
 
+/*
+ * A mapping whose table is not built yet waits here: tables are built at
+ * unwinder__flush within BUILD_BUDGET_NS a round, so that the recording
+ * loop keeps draining the rings (the interim builder took 17 s for the
+ * 145 files of a -a recording, which lost half the samples when built at
+ * once).  Its samples have frame pointers only until then.
+ */
+#define BUILD_BUDGET_NS		25000000ull
+#define PENDING_MAX		4096	/* then built at once */
+
+struct pending {
+	__u32 pid;
+	int fd;				/* a dup of the checked file, -1: none */
+	__u64 start, len, pgoff;
+	char *name;
+	__u8 bid[20], bid_size;
+};
+
 struct unwinder {
 	struct table_store *ts;
+	struct pending *pend;		/* in arrival order */
+	size_t nr_pend, pend_cap;
 	int procs_fd, stats_fd;
 	struct uproc **procs;		/* sorted by pid */
 	size_t nr_procs, procs_cap;
@@ -67,10 +90,36 @@ static void proc_release(struct unwinder *u, struct uproc *p)
 	p->n = 0;
 }
 
+static void pending_drop(struct pending *p)
+{
+	if (p->fd >= 0)
+		close(p->fd);
+	free(p->name);
+}
+
+/* Pending mappings of pid (overlapping [start, end) only, unless all) go. */
+static void pending_forget(struct unwinder *u, __u32 pid, __u64 start, __u64 end, bool all)
+{
+	size_t w = 0;
+
+	for (size_t i = 0; i < u->nr_pend; i++) {
+		struct pending *p = &u->pend[i];
+
+		if (p->pid == pid && (all || (p->start < end && p->start + p->len > start)))
+			pending_drop(p);
+		else
+			u->pend[w++] = *p;
+	}
+	u->nr_pend = w;
+}
+
 void unwinder__free(struct unwinder *u)
 {
 	if (!u)
 		return;
+	for (size_t i = 0; i < u->nr_pend; i++)
+		pending_drop(&u->pend[i]);
+	free(u->pend);
 	for (size_t i = 0; i < u->nr_procs; i++) {
 		free(u->procs[i]->m);
 		free(u->procs[i]);
@@ -165,10 +214,10 @@ static int proc_cut(struct unwinder *u, struct uproc *p, __u64 start, __u64 end)
 	return 0;
 }
 
-void unwinder__mmap(void *ctx, __u32 pid, __u64 start, __u64 len, __u64 pgoff, int fd,
-		    const char *name, const __u8 *bid, __u8 bid_size)
+/* Into p's list, its table known to be built (or not to be). */
+static void add_mapping(struct unwinder *u, __u32 pid, __u64 start, __u64 len, __u64 pgoff,
+			int fd, const char *name, const __u8 *bid, __u8 bid_size)
 {
-	struct unwinder *u = ctx;
 	struct uproc *p = proc_get(u, pid);
 	struct umap nm = { .start = start, .end = start + len };
 	size_t i;
@@ -189,6 +238,72 @@ void unwinder__mmap(void *ctx, __u32 pid, __u64 start, __u64 len, __u64 pgoff, i
 	memmove(&p->m[i + 1], &p->m[i], (p->n - i) * sizeof(nm));
 	p->m[i] = nm;
 	p->n++;
+}
+
+static void defer(struct unwinder *u, __u32 pid, __u64 start, __u64 len, __u64 pgoff,
+		  int fd, const char *name, const __u8 *bid, __u8 bid_size)
+{
+	struct pending *q;
+	struct uproc *p;
+
+	if (ARRAY_GROW(u->pend, u->pend_cap, u->nr_pend + 1))
+		return;
+	/* what the mapping covers has no table meanwhile */
+	p = proc_get(u, pid);
+	if (p && !proc_cut(u, p, start, start + len))
+		p->dirty = true;
+	q = &u->pend[u->nr_pend];
+	*q = (struct pending){ .pid = pid, .start = start, .len = len, .pgoff = pgoff,
+			       .fd = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : -1,
+			       .name = strdup(name), .bid_size = bid_size };
+	if (!q->name) {
+		pending_drop(q);
+		return;
+	}
+	memcpy(q->bid, bid, bid_size);
+	u->nr_pend++;
+}
+
+void unwinder__mmap(void *ctx, __u32 pid, __u64 start, __u64 len, __u64 pgoff, int fd,
+		    const char *name, const __u8 *bid, __u8 bid_size)
+{
+	struct unwinder *u = ctx;
+
+	pending_forget(u, pid, start, start + len, false);
+	if (bid_size > 20)
+		return;
+	if (table_store__ready(u->ts, bid, bid_size) || u->nr_pend >= PENDING_MAX)
+		add_mapping(u, pid, start, len, pgoff, fd, name, bid, bid_size);
+	else
+		defer(u, pid, start, len, pgoff, fd, name, bid, bid_size);
+}
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+/* Pending mappings, in order, while the round's budget lasts. */
+static void build_pending(struct unwinder *u)
+{
+	__u64 t0 = now_ns();
+	size_t i = 0;
+
+	for (; i < u->nr_pend; i++) {
+		struct pending *q = &u->pend[i];
+
+		if (i && !table_store__ready(u->ts, q->bid, q->bid_size) &&
+		    now_ns() - t0 >= BUILD_BUDGET_NS)
+			break;
+		add_mapping(u, q->pid, q->start, q->len, q->pgoff, q->fd, q->name, q->bid,
+			    q->bid_size);
+		pending_drop(q);
+	}
+	memmove(u->pend, u->pend + i, (u->nr_pend - i) * sizeof(*u->pend));
+	u->nr_pend -= i;
 }
 
 void unwinder__fork(struct unwinder *u, __u32 ppid, __u32 pid)
@@ -215,6 +330,7 @@ void unwinder__exec(struct unwinder *u, __u32 pid)
 {
 	struct uproc *p = proc_find(u, pid);
 
+	pending_forget(u, pid, 0, 0, true);
 	if (!p)
 		return;
 	proc_release(u, p);
@@ -226,6 +342,7 @@ void unwinder__exit(struct unwinder *u, __u32 pid)
 	size_t i = proc_pos(u, pid);
 	struct uproc *p;
 
+	pending_forget(u, pid, 0, 0, true);
 	if (i >= u->nr_procs || u->procs[i]->pid != pid)
 		return;
 	p = u->procs[i];
@@ -268,6 +385,7 @@ static void flush_one(struct unwinder *u, struct uproc *p)
 
 void unwinder__flush(struct unwinder *u)
 {
+	build_pending(u);
 	for (size_t i = 0; i < u->nr_procs; i++)
 		if (u->procs[i]->dirty)
 			flush_one(u, u->procs[i]);
