@@ -18,10 +18,10 @@ BPFTOOL   ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
 PREFIX    ?= /usr/local
 DESTDIR   ?=
 ARCH      := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
-PKGS      := libbpf libelf zlib libdw
+PKGS      := libbpf libelf libdw zlib
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -lz -ldw)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -ldw -lz)
 
 CFLAGS    ?= -O2 -g
 override CFLAGS += -std=gnu11 -Wall -Wextra -Werror -MMD -MP -D_GNU_SOURCE \
@@ -104,6 +104,23 @@ $(BUILD)/fuzz/replay_%: $(OBJ)/tests/fuzz/fuzz_%.o $(OBJ)/tests/fuzz/replay_main
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
+# The unwind-table fixture (tests/unit/test_cfi_table.c): hand-written
+# CFI, as .eh_frame and as .debug_frame only; small pages keep the files
+# (fuzz seeds too) near 2 KB.
+CFI_FIXTURES := $(BUILD)/fixtures/cfi_fixture.so $(BUILD)/fixtures/cfi_fixture_debug.so
+
+$(BUILD)/fixtures/cfi_fixture.so: tests/unit/fixtures/cfi_fixture.S
+	$(call msg,AS,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)gcc -shared -nostdlib -Wl,--build-id -Wl,-z,max-page-size=64 -Wl,-z,noseparate-code $< -o $@
+
+$(BUILD)/fixtures/cfi_fixture_debug.so: tests/unit/fixtures/cfi_fixture.S
+	$(call msg,AS,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)gcc -DDEBUG_FRAME -shared -nostdlib -Wl,--build-id -Wl,-z,max-page-size=64 -Wl,-z,noseparate-code $< -o $@
+
+$(BUILD)/tests/test_cfi_table: | $(CFI_FIXTURES)
+
 # Test workloads: clang keeps frame setup in small leaf functions (gcc 12
 # does not, which loses the leaf's caller in frame-pointer stacks).
 $(BUILD)/workloads/%: tests/workloads/%.c
@@ -146,7 +163,7 @@ $(BUILD)/workloads/nofp-signal: tests/workloads/nofp/sighandler.c
 workloads: $(WORKLOADS) $(patsubst tests/workloads/lib/%.c,$(BUILD)/workloads/%.so,$(wildcard tests/workloads/lib/*.c)) $(BUILD)/workloads/nofp \
 	   $(BUILD)/workloads/nofp-exc $(BUILD)/workloads/nofp-signal
 
-unit-build: $(UNIT_BINS) $(REPLAYS)
+unit-build: $(UNIT_BINS) $(REPLAYS) $(CFI_FIXTURES)
 
 # `make unit`: build and run the unit tests and the fuzz corpora replays of
 # $(BUILD) (SAN=1: under ASan/UBSan), without root or installing anything.

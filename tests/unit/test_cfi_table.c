@@ -1,0 +1,806 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The unwind-table builder (user/unwind/cfi_table.c):
+ *  - the fixture tests/unit/fixtures/cfi_fixture.S (built by the Makefile
+ *    into $(BUILD)/fixtures/, with .eh_frame and with .debug_frame only)
+ *    against rows computed by hand, at every byte;
+ *  - libc, this test binary (gcc -O2: no frame pointers) and the fixture
+ *    against libdw itself: at every address of their executable segments
+ *    the table's row must be the one classified here, independently of the
+ *    builder, from dwarf_cfi_addrframe at that address (libdw's own
+ *    .eh_frame_hdr lookup, which the builder does not use);
+ *  - hostile variants of the fixture: each fails cleanly or keeps the
+ *    good entries;
+ *  - the cost: libc and ten other libraries, rows, ms, bytes per MB.
+ */
+#include <dwarf.h>
+#include <elf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "unwind/cfi_table.h"
+#include "util/log.h"
+
+#define MAX_ROWS	(1u << 22)
+
+static char fixture_eh[PATH_MAX], fixture_debug[PATH_MAX];
+
+enum { SP = PREC_CFA_SP, BP = PREC_CFA_BP, PLT = PREC_CFA_PLT, SIG = PREC_CFA_SIGNAL,
+       END = PREC_CFA_END, NONE = PREC_CFA_NONE };
+
+/* The fixture's rows by hand: from sym + off up to the next line's
+ * offset (or the symbol's end). */
+static const struct fixture_row {
+	const char *sym;
+	unsigned off;
+	int kind, cfa_off, bp_off;
+} fixture_rows[] = {
+	{ "f_frame", 0, SP, 8, 0 },
+	{ "f_frame", 1, SP, 16, -2 },
+	{ "f_frame", 4, BP, 16, -2 },
+	{ "f_frame", 9, SP, 8, 0 },
+	{ "f_gap", 0, NONE, 0, 0 },
+	{ "f_nofp", 0, SP, 8, 0 },
+	{ "f_nofp", 1, SP, 16, -2 },
+	{ "f_nofp", 5, SP, 40, -2 },
+	{ "f_nofp", 10, SP, 16, -2 },
+	{ "f_nofp", 11, SP, 8, 0 },
+	{ "f_outer", 0, END, 0, 0 },
+	{ "f_plt", 0, SP, 16, 0 },
+	{ "f_plt", 6, SP, 24, 0 },
+	{ "f_plt", 16, PLT, 11, 0 },
+	{ "f_bpexpr", 0, SP, 8, 0 },
+	{ "f_bpexpr", 1, SP, 16, -2 },
+	{ "f_bpexpr", 4, BP, 16, -2 },
+	{ "f_bpexpr", 7, SP, 8, -2 },
+	{ "f_unsup", 0, SP, 8, 0 },
+	{ "f_unsup", 1, NONE, 0, 0 },	/* CFA = *(rsp + 8) */
+	{ "f_unsup", 2, SP, 8, 0 },
+	{ "f_unsup", 3, NONE, 0, 0 },	/* return address at CFA - 16 */
+	{ "f_unsup", 4, NONE, 0, 0 },	/* rbp in rbx */
+	{ "f_unsup", 5, NONE, 0, 0 },	/* CFA offset 40000 */
+	{ "f_unsup", 6, NONE, 0, 0 },	/* rbp at CFA - 2048 */
+	{ "f_unsup", 7, SP, 16, -2 },
+	{ "f_unsup", 8, NONE, 0, 0 },	/* CFA on rbx */
+	{ "f_signal", 0, SIG, 160, 0 },
+	{ "f_sigplain", 0, NONE, 0, 0 },
+	{ "f_last", 0, SP, 8, 0 },
+	{ "f_tail", 0, NONE, 0, 0 },
+};
+
+/* NONE rows of the fixture made by unsupported rules: f_unsup's six
+ * and f_sigplain. */
+#define FIXTURE_UNSUPPORTED	7
+
+static int sym_find(const char *path, const char *name, GElf_Addr *addr, GElf_Xword *size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret = -ENOENT;
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+
+	if (fd < 0)
+		return -errno;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	while (elf && ret && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+			const char *n;
+
+			if (!gelf_getsym(d, (int)i, &s) || !(n = elf_strptr(elf, sh.sh_link, s.st_name)))
+				continue;
+			if (!strcmp(n, name)) {
+				*addr = s.st_value;
+				*size = s.st_size;
+				ret = 0;
+				break;
+			}
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return ret;
+}
+
+static int build_path(const char *path, struct cfi_table *t)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+
+	if (fd < 0)
+		return -errno;
+	err = cfi_table__build(fd, path, MAX_ROWS, t);
+	close(fd);
+	return err;
+}
+
+static bool row_is(const struct prec_unwind_row *r, int kind, int cfa_off, int bp_off)
+{
+	return r && r->cfa_kind == kind && r->cfa_off == cfa_off && r->bp_off == bp_off;
+}
+
+static void fixture_check(const char *path, bool debug_frame)
+{
+	struct cfi_table t;
+	size_t n = sizeof(fixture_rows) / sizeof(fixture_rows[0]);
+
+	CHECK_EQ(build_path(path, &t), 0);
+	CHECK_EQ(t.from_debug_frame, debug_frame);
+	CHECK_EQ(t.nr_unsupported, FIXTURE_UNSUPPORTED);
+	CHECK(t.nr_segs >= 1);
+	for (size_t i = 0; i < n; i++) {
+		const struct fixture_row *e = &fixture_rows[i];
+		GElf_Addr a = 0;
+		GElf_Xword size = 0;
+		unsigned to;
+
+		if (sym_find(path, e->sym, &a, &size)) {
+			CHECK(!"fixture symbol missing");
+			continue;
+		}
+		to = i + 1 < n && !strcmp(fixture_rows[i + 1].sym, e->sym) ?
+		     fixture_rows[i + 1].off : (unsigned)size;
+		for (unsigned off = e->off; off < to; off++) {
+			const struct prec_unwind_row *r = cfi_table__lookup(&t, a + off);
+
+			if (!row_is(r, e->kind, e->cfa_off, e->bp_off)) {
+				fprintf(stderr, "  %s: %s+%u: got kind %d cfa %d bp %d, want %d %d %d\n",
+					path, e->sym, off, r ? r->cfa_kind : -1, r ? r->cfa_off : 0,
+					r ? r->bp_off : 0, e->kind, e->cfa_off, e->bp_off);
+				CHECK(!"fixture row");
+			}
+		}
+	}
+	/* sorted, merged, pcs relative to the lowest executable vaddr */
+	for (size_t i = 1; i < t.nr_rows; i++) {
+		CHECK(t.rows[i - 1].pc < t.rows[i].pc);
+		CHECK(!row_is(&t.rows[i], t.rows[i - 1].cfa_kind, t.rows[i - 1].cfa_off,
+			      t.rows[i - 1].bp_off));
+	}
+	for (size_t i = 0; i < t.nr_segs; i++)
+		CHECK(t.segs[i].vaddr >= t.base);
+	CHECK(cfi_table__lookup(&t, t.base - 1) == NULL);
+	cfi_table__free(&t);
+	CHECK_EQ(t.nr_rows, 0);
+	cfi_table__free(&t);
+	cfi_table__free(NULL);
+}
+
+TEST(fixture_eh_frame)
+{
+	fixture_check(fixture_eh, false);
+}
+
+TEST(fixture_debug_frame)
+{
+	fixture_check(fixture_debug, true);
+}
+
+/* The kernel's frame as glibc's ucontext_t mirrors it (cfi_row.c). */
+TEST(sigframe_layout)
+{
+	CHECK_EQ(offsetof(ucontext_t, uc_mcontext.gregs[REG_RSP]), 160);
+	CHECK_EQ(offsetof(ucontext_t, uc_mcontext.gregs[REG_RIP]), 168);
+	CHECK_EQ(offsetof(ucontext_t, uc_mcontext.gregs[REG_RBP]), 120);
+}
+
+/*
+ * The oracle: the row at one address from libdw's rules, written apart
+ * from user/unwind/cfi_row.c.
+ */
+static void oracle_row(Dwarf_Frame *fr, bool sig, struct prec_unwind_row *r)
+{
+	static const int plt[] = { DW_OP_breg7, DW_OP_breg16, DW_OP_lit15, DW_OP_and, -1,
+				   DW_OP_ge, DW_OP_lit3, DW_OP_shl, DW_OP_plus };
+	Dwarf_Op mem[3], *ops;
+	size_t n;
+	long long off, k;
+	int kind;
+
+	memset(r, 0, sizeof(*r));
+	r->cfa_kind = NONE;
+	if (dwarf_frame_info(fr, NULL, NULL, NULL) != 16 ||
+	    dwarf_frame_register(fr, 16, mem, &ops, &n))
+		return;
+	if (n == 0 && ops != NULL) {
+		r->cfa_kind = END;
+		return;
+	}
+	if (dwarf_frame_cfa(fr, &ops, &n) || n == 0)
+		return;
+	if (sig) {
+		if (n == 2 && ops[0].atom == DW_OP_breg7 && ops[0].number == 160 &&
+		    ops[1].atom == DW_OP_deref) {
+			r->cfa_kind = SIG;
+			r->cfa_off = 160;
+		}
+		return;
+	}
+	if (n == 1 && ops[0].atom == DW_OP_bregx && (ops[0].number == 6 || ops[0].number == 7)) {
+		kind = ops[0].number == 7 ? SP : BP;
+		off = (long long)ops[0].number2;
+	} else if (n == 1 && (ops[0].atom == DW_OP_breg6 || ops[0].atom == DW_OP_breg7)) {
+		kind = ops[0].atom == DW_OP_breg7 ? SP : BP;
+		off = (long long)ops[0].number;
+	} else if (n == 9) {
+		for (size_t i = 0; i < 9; i++)
+			if (plt[i] >= 0 && ops[i].atom != plt[i])
+				return;
+		if (ops[0].number != 8 || ops[1].number ||
+		    ops[4].atom < DW_OP_lit0 || ops[4].atom > DW_OP_lit31)
+			return;
+		kind = PLT;
+		off = ops[4].atom - DW_OP_lit0;
+	} else {
+		return;
+	}
+	if (off < -32768 || off > 32767)
+		return;
+	if (dwarf_frame_register(fr, 16, mem, &ops, &n) || n != 2 ||
+	    ops[0].atom != DW_OP_call_frame_cfa || ops[1].atom != DW_OP_plus_uconst ||
+	    (long long)ops[1].number != -8)
+		return;
+	if (dwarf_frame_register(fr, 6, mem, &ops, &n))
+		return;
+	if (ops == NULL && n == 0) {
+		k = 0;
+	} else if (n == 2 && ops[0].atom == DW_OP_call_frame_cfa &&
+		   ops[1].atom == DW_OP_plus_uconst) {
+		k = (long long)ops[1].number;
+		if (k % 8 || k / 8 < -128 || k / 8 > 127)
+			return;
+		k /= 8;
+	} else {
+		return;
+	}
+	r->cfa_kind = (__u8)kind;
+	r->cfa_off = (__s16)off;
+	r->bp_off = (__s8)k;
+}
+
+/* Every address of path's executable segments: table == oracle. */
+static void oracle_check(const char *path)
+{
+	struct cfi_table t;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *elf = NULL;
+	Dwarf_CFI *cfi = NULL;
+	size_t phnum = 0, addrs = 0, bad = 0, none = 0, nocfi = 0;
+
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	CHECK_EQ(cfi_table__build(fd, path, MAX_ROWS, &t), 0);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	CHECK(elf != NULL);
+	if (elf)
+		cfi = dwarf_getcfi_elf(elf);
+	CHECK(cfi != NULL);
+	if (elf)
+		elf_getphdrnum(elf, &phnum);
+	for (size_t i = 0; cfi && i < phnum; i++) {
+		GElf_Phdr ph;
+		struct prec_unwind_row want = { .cfa_kind = NONE };
+		Dwarf_Addr lo = 1, hi = 0;	/* range of want */
+		bool have = false;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+			continue;
+		for (Dwarf_Addr a = ph.p_vaddr; a < ph.p_vaddr + ph.p_memsz; a++) {
+			const struct prec_unwind_row *got = cfi_table__lookup(&t, a);
+
+			addrs++;
+			if (a < lo || a >= hi) {
+				Dwarf_Frame *fr = NULL;
+				bool sig = false;
+
+				have = !dwarf_cfi_addrframe(cfi, a, &fr);
+				if (have) {
+					dwarf_frame_info(fr, &lo, &hi, &sig);
+					oracle_row(fr, sig, &want);
+					free(fr);
+				} else {
+					lo = 1, hi = 0;
+				}
+			}
+			if (!have) {
+				nocfi++;
+				if (got && got->cfa_kind != NONE)
+					goto mismatch;
+				continue;
+			}
+			none += want.cfa_kind == NONE;
+			if (row_is(got, want.cfa_kind, want.cfa_off, want.bp_off))
+				continue;
+mismatch:
+			if (bad++ < 10)
+				fprintf(stderr, "  %s: %#lx: table kind %d cfa %d bp %d, libdw %s%d %d %d\n",
+					path, (unsigned long)a, got ? got->cfa_kind : -1,
+					got ? got->cfa_off : 0, got ? got->bp_off : 0,
+					have ? "" : "(no FDE) ", want.cfa_kind, want.cfa_off,
+					want.bp_off);
+		}
+	}
+	CHECK(addrs > 0);
+	CHECK_EQ(bad, 0);
+	printf("# %s: %zu addresses agree with libdw (%zu without FDE, %zu NONE), %zu rows, "
+	       "%zu unsupported\n", path, addrs - bad, nocfi, none, t.nr_rows, t.nr_unsupported);
+	if (cfi)
+		dwarf_cfi_end(cfi);
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	cfi_table__free(&t);
+}
+
+/* The C library this test runs with, from its own mappings. */
+static int libc_path(char *buf, size_t size)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[PATH_MAX + 128];
+	int ret = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (ret && fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, '/');
+
+		if (p && strstr(p, "/libc.so.6")) {
+			p[strcspn(p, "\n")] = 0;
+			snprintf(buf, size, "%s", p);
+			ret = 0;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+TEST(libc_against_libdw)
+{
+	char path[PATH_MAX];
+
+	CHECK_EQ(libc_path(path, sizeof(path)), 0);
+	oracle_check(path);
+}
+
+TEST(self_against_libdw)
+{
+	char path[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+
+	CHECK(n > 0);
+	if (n <= 0)
+		return;
+	path[n] = 0;
+	oracle_check(path);
+}
+
+TEST(fixture_against_libdw)
+{
+	oracle_check(fixture_eh);
+}
+
+
+/*
+ * Hostile variants of the fixture, made in memory and built from a memfd.
+ * `test_cfi_table --write-corpus DIR` writes them (and the fixtures) as
+ * the seed corpus of tests/fuzz/fuzz_cfi.c.
+ */
+struct image {
+	unsigned char *p;
+	size_t len;
+	size_t eh_off, eh_size, eh_shdr;	/* .eh_frame: data, its section header */
+	size_t hdr_off, hdr_size;
+};
+
+static int image_load(const char *path, struct image *im)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	memset(im, 0, sizeof(*im));
+	if (fd < 0 || fstat(fd, &st))
+		return -1;
+	im->len = (size_t)st.st_size;
+	im->p = malloc(im->len);
+	if (!im->p || pread(fd, im->p, im->len, 0) != (ssize_t)im->len) {
+		close(fd);
+		return -1;
+	}
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (elf && !elf_getshdrstrndx(elf, &shstrndx)) {
+		GElf_Ehdr eh;
+
+		gelf_getehdr(elf, &eh);
+		while ((scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+			const char *n;
+
+			if (!gelf_getshdr(scn, &sh) || !(n = elf_strptr(elf, shstrndx, sh.sh_name)))
+				continue;
+			if (!strcmp(n, ".eh_frame")) {
+				im->eh_off = sh.sh_offset;
+				im->eh_size = sh.sh_size;
+				im->eh_shdr = eh.e_shoff + elf_ndxscn(scn) * sizeof(Elf64_Shdr);
+			} else if (!strcmp(n, ".eh_frame_hdr")) {
+				im->hdr_off = sh.sh_offset;
+				im->hdr_size = sh.sh_size;
+			}
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return im->eh_off && im->hdr_off ? 0 : -1;
+}
+
+static int build_mem(const unsigned char *p, size_t len, struct cfi_table *t, double *ms)
+{
+	int fd = memfd_create("cfi", MFD_CLOEXEC), err = -EIO;
+	struct timespec a, b;
+
+	if (fd < 0)
+		return -errno;
+	if (pwrite(fd, p, len, 0) == (ssize_t)len) {
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		err = cfi_table__build(fd, "hostile", MAX_ROWS, t);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		*ms = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
+	}
+	close(fd);
+	return err;
+}
+
+static void put32(unsigned char *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+static uint32_t get32(const unsigned char *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/* Offset in .eh_frame of entry k (0: the first CIE). */
+static size_t entry_off(const struct image *im, int k)
+{
+	size_t off = 0;
+
+	while (k-- > 0)
+		off += 4 + get32(im->p + im->eh_off + off);
+	return off;
+}
+
+static unsigned char *find(const struct image *im, const void *what, size_t n)
+{
+	return memmem(im->p + im->eh_off, im->eh_size, what, n);
+}
+
+enum expect { KEEP_ALL, KEEP_FRAME, FAIL };
+
+struct hostile {
+	const char *name;
+	enum expect expect;
+	size_t len;		/* the image cut to this (0: whole) */
+};
+
+/* Apply hostile case i to a copy of the fixture; false when out of cases. */
+static bool hostile_make(const struct image *fx, int i, struct image *im, struct hostile *h)
+{
+	static const unsigned char unsup[] = { 0x0f, 0x03, 0x77, 0x08, 0x06 };
+	static const unsigned char bigreg[] = { 0x07, 0x80, 0x80, 0x80, 0x3f };
+	unsigned char *e = NULL;
+
+	*im = *fx;
+	im->p = malloc(fx->len);
+	memcpy(im->p, fx->p, fx->len);
+	e = im->p + im->eh_off;
+	memset(h, 0, sizeof(*h));
+	switch (i) {
+	case 0:	/* cut inside .eh_frame: libelf cannot read the section */
+		*h = (struct hostile){ "truncated-eh-frame", FAIL, im->eh_off + 40 };
+		break;
+	case 1:
+		*h = (struct hostile){ "truncated-headers", FAIL, 100 };
+		break;
+	case 2:	/* the second FDE's length runs past the section */
+		*h = (struct hostile){ "fde-length-past-end", KEEP_FRAME, 0 };
+		put32(e + entry_off(im, 2), 0xfffffff0u);
+		break;
+	case 3:	/* the second FDE's CIE pointer points before the section */
+		*h = (struct hostile){ "cie-pointer-outside", KEEP_FRAME, 0 };
+		put32(e + entry_off(im, 2) + 4, 0x7fffffffu);
+		break;
+	case 4:	/* .eh_frame of size 0 (and no .debug_frame) */
+		*h = (struct hostile){ "zero-length-eh-frame", FAIL, 0 };
+		memset(im->p + im->eh_shdr + offsetof(Elf64_Shdr, sh_size), 0, 8);
+		break;
+	case 5:	/* .eh_frame_hdr claims 2^31 FDEs */
+		*h = (struct hostile){ "hdr-huge-fde-count", KEEP_ALL, 0 };
+		put32(im->p + im->hdr_off + 8, 0x7fffffffu);
+		break;
+	case 6:	/* .eh_frame_hdr's table names offsets inside entries */
+		*h = (struct hostile){ "hdr-table-garbage", KEEP_ALL, 0 };
+		for (size_t o = 12; o + 4 <= im->hdr_size; o += 8)
+			put32(im->p + im->hdr_off + o + 4, 0x11u * (uint32_t)o);
+		break;
+	case 7:
+		*h = (struct hostile){ "class32", FAIL, 0 };
+		im->p[EI_CLASS] = ELFCLASS32;
+		break;
+	case 8:
+		*h = (struct hostile){ "big-endian", FAIL, 0 };
+		im->p[EI_DATA] = ELFDATA2MSB;
+		break;
+	case 9:
+		*h = (struct hostile){ "aarch64", FAIL, 0 };
+		im->p[offsetof(Elf64_Ehdr, e_machine)] = EM_AARCH64;
+		im->p[offsetof(Elf64_Ehdr, e_machine) + 1] = 0;
+		break;
+	case 10: /* "zR" -> "zP": a personality pointer that does not fit */
+		*h = (struct hostile){ "cie-augmentation-overlong", FAIL, 0 };
+		e = find(im, "zR", 3);
+		if (e)
+			e[1] = 'P';
+		break;
+	case 11: /* a rule for register 132,120,576 (libdw: a 2 GB array) */
+		*h = (struct hostile){ "huge-register", KEEP_FRAME, 0 };
+		e = find(im, unsup, sizeof(unsup));
+		if (e)
+			memcpy(e, bigreg, sizeof(bigreg));
+		break;
+	case 12: /* the last FDE's range: 4 GiB */
+		*h = (struct hostile){ "fde-range-huge", KEEP_FRAME, 0 };
+		put32(e + entry_off(im, 10) + 12, 0xffffffffu);
+		break;
+	case 13: /* a terminator right at the start */
+		*h = (struct hostile){ "terminator-first", FAIL, 0 };
+		put32(e, 0);
+		break;
+	default:
+		free(im->p);
+		im->p = NULL;
+		return false;
+	}
+	if (h->len)
+		im->len = h->len;
+	return true;
+}
+
+TEST(hostile)
+{
+	struct image fx, im;
+	struct hostile h;
+	GElf_Addr frame = 0, last = 0;
+	GElf_Xword size;
+
+	CHECK_EQ(image_load(fixture_eh, &fx), 0);
+	CHECK_EQ(sym_find(fixture_eh, "f_frame", &frame, &size), 0);
+	CHECK_EQ(sym_find(fixture_eh, "f_plt", &last, &size), 0);
+	for (int i = 0; fx.p && hostile_make(&fx, i, &im, &h); i++) {
+		struct cfi_table t;
+		double ms = 0;
+		int err = build_mem(im.p, im.len, &t, &ms);
+		const struct prec_unwind_row *r = cfi_table__lookup(&t, frame + 4);
+
+		printf("# hostile %s: %d, %zu rows, %.2f ms\n", h.name, err, t.nr_rows, ms);
+		CHECK(ms < 1000);
+		if (h.expect == FAIL) {
+			CHECK(err == -EINVAL || err == -ENOENT);
+			CHECK_EQ(t.nr_rows, 0);
+		} else {
+			CHECK_EQ(err, 0);
+			CHECK(row_is(r, BP, 16, -2));	/* f_frame's rows kept */
+			r = cfi_table__lookup(&t, last + 16);
+			if (h.expect == KEEP_ALL)
+				CHECK(row_is(r, PLT, 11, 0));
+		}
+		for (size_t k = 1; k < t.nr_rows; k++)
+			CHECK(t.rows[k - 1].pc < t.rows[k].pc);
+		cfi_table__free(&t);
+		free(im.p);
+	}
+	free(fx.p);
+}
+
+/* --write-corpus DIR: the fixtures and the hostile variants as seeds. */
+static int write_corpus(const char *dir)
+{
+	const char *srcs[] = { fixture_eh, fixture_debug };
+	const char *names[] = { "fixture-eh-frame", "fixture-debug-frame" };
+	struct image fx, im;
+	struct hostile h;
+	char path[PATH_MAX];
+	int err = 0;
+
+	for (int i = 0; i < 2; i++) {
+		int fd = open(srcs[i], O_RDONLY | O_CLOEXEC);
+		struct stat st;
+		char *buf;
+
+		if (fd < 0 || fstat(fd, &st) || !(buf = malloc((size_t)st.st_size)))
+			return 1;
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		FILE *f = fopen(path, "we");
+
+		err |= !f || pread(fd, buf, (size_t)st.st_size, 0) != st.st_size ||
+		       fwrite(buf, 1, (size_t)st.st_size, f) != (size_t)st.st_size;
+		if (f)
+			fclose(f);
+		free(buf);
+		close(fd);
+	}
+	if (image_load(fixture_eh, &fx))
+		return 1;
+	for (int i = 0; hostile_make(&fx, i, &im, &h); i++) {
+		snprintf(path, sizeof(path), "%s/hostile-%s", dir, h.name);
+		FILE *f = fopen(path, "we");
+
+		err |= !f || fwrite(im.p, 1, im.len, f) != im.len;
+		if (f)
+			fclose(f);
+		free(im.p);
+	}
+	free(fx.p);
+	return err;
+}
+
+
+static size_t eh_frame_size(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx, size = 0;
+
+	while (elf && !elf_getshdrstrndx(elf, &shstrndx) && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (gelf_getshdr(scn, &sh) && (n = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+		    !strcmp(n, ".eh_frame"))
+			size = sh.sh_size;
+	}
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	return size;
+}
+
+/*
+ * The cost at start-up of a process with libc and ten other libraries:
+ * the libraries this test has mapped, then common ones, eleven in all.
+ */
+TEST(cost)
+{
+	static const char *const common[] = {
+		"libstdc++.so.6", "libm.so.6", "libgcc_s.so.1", "libcrypto.so.3",
+		"libssl.so.3", "libsystemd.so.0", "libglib-2.0.so.0", "libcurl.so.4",
+		"libxml2.so.2", "libsqlite3.so.0", "libpython3.11.so.1.0",
+	};
+	char paths[11][PATH_MAX], line[PATH_MAX + 128];
+	size_t n = 0, rows = 0, eh = 0;
+	double total = 0;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	CHECK_EQ(libc_path(paths[n], sizeof(paths[n])), 0);
+	n++;
+	while (f && n < 11 && fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, '/');
+		bool seen = false;
+
+		if (!p || !strstr(p, ".so"))
+			continue;
+		p[strcspn(p, "\n")] = 0;
+		for (size_t i = 0; i < n; i++)
+			seen |= !strcmp(paths[i], p);
+		if (!seen)
+			snprintf(paths[n++], PATH_MAX, "%s", p);
+	}
+	if (f)
+		fclose(f);
+	for (size_t i = 0; i < sizeof(common) / sizeof(common[0]) && n < 11; i++) {
+		char p[PATH_MAX];
+		bool seen = false;
+
+		snprintf(p, sizeof(p), "/usr/lib/x86_64-linux-gnu/%s", common[i]);
+		for (size_t k = 0; k < n; k++)
+			seen |= !strcmp(paths[k], p);
+		if (!seen && !access(p, R_OK))
+			snprintf(paths[n++], PATH_MAX, "%s", p);
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct cfi_table t;
+		struct timespec a, b;
+		size_t ehs = eh_frame_size(paths[i]);
+		double ms;
+		int err;
+
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		err = build_path(paths[i], &t);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		ms = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
+		CHECK_EQ(err, 0);
+		printf("# cost %-48s %7zu rows %7.2f ms  .eh_frame %8zu B  table %8zu B  %6.0f KB/MB\n",
+		       paths[i], t.nr_rows, ms, ehs, t.nr_rows * sizeof(*t.rows),
+		       ehs ? (double)(t.nr_rows * sizeof(*t.rows)) / 1024 / ((double)ehs / 1048576) : 0);
+		total += ms;
+		rows += t.nr_rows;
+		eh += ehs;
+		cfi_table__free(&t);
+	}
+	printf("# cost: %zu files, %zu rows, %.1f ms, %zu B of table for %zu B of .eh_frame "
+	       "(%.0f KB per MB)\n", n, rows, total, rows * sizeof(struct prec_unwind_row), eh,
+	       eh ? (double)(rows * sizeof(struct prec_unwind_row)) / 1024 / ((double)eh / 1048576) : 0);
+	CHECK_EQ(n, 11);
+	CHECK(total < 5000);	/* a regression to seconds, not a benchmark */
+}
+
+static const char *extra_path;
+
+TEST(extra_against_libdw)
+{
+	oracle_check(extra_path);
+}
+
+int main(int argc, char **argv)
+{
+	char dir[PATH_MAX - 64];
+	char *slash;
+
+	log_verbosity = getenv("CFI_TEST_VERBOSE") ? 2 : -1;
+	elf_version(EV_CURRENT);
+	snprintf(dir, sizeof(dir), "%s", argv[0]);
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = 0;
+	else
+		snprintf(dir, sizeof(dir), ".");
+	snprintf(fixture_eh, sizeof(fixture_eh), "%s/../fixtures/cfi_fixture.so", dir);
+	snprintf(fixture_debug, sizeof(fixture_debug), "%s/../fixtures/cfi_fixture_debug.so", dir);
+
+	if (argc == 3 && !strcmp(argv[1], "--write-corpus"))
+		return write_corpus(argv[2]);
+	if (argc > 1) {		/* test_cfi_table FILE...: the oracle on those */
+		for (int i = 1; i < argc; i++) {
+			extra_path = argv[i];
+			RUN(extra_against_libdw);
+		}
+		return HARNESS_DONE();
+	}
+	RUN(fixture_eh_frame);
+	RUN(fixture_debug_frame);
+	RUN(sigframe_layout);
+	RUN(fixture_against_libdw);
+	RUN(hostile);
+	RUN(libc_against_libdw);
+	RUN(self_against_libdw);
+	RUN(cost);
+	return HARNESS_DONE();
+}

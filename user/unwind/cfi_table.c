@@ -1,0 +1,465 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The unwind table of one ELF file (cfi_table.h): its FDEs listed and
+ * checked by cfi_scan, then for each FDE the rules at each of its rows
+ * asked from libdw (dwarf_cfi_addrframe at the row's first address gives
+ * the rules and the range [start, end) they hold for; the next row starts
+ * at end) and classified by cfi_row.  docs/unwinding.md has the format
+ * and the measured cost.
+ */
+#include "unwind/cfi_table.h"
+
+#include <dwarf.h>
+#include <elf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elf/headers.h"
+#include "unwind/cfi_row.h"
+#include "unwind/cfi_scan.h"
+#include "util/array.h"
+#include "util/log.h"
+
+#define EXEC_RANGE_MAX	(1ull << 32)	/* row pcs are u32 */
+
+/*
+ * Interpreting budget of one file, in bytes of CFA program run by libdw
+ * (cfi_fde.work summed): well above any real file (see
+ * docs/unwinding.md) and bounded, so a section of FDEs each just under
+ * CFI_SCAN_FDE_WORK cannot keep precord busy for minutes.
+ */
+#define FILE_WORK_MAX	(256ull << 20)
+
+/*
+ * Compressed debug sections are inflated by dwarf_begin_elf: a few KB
+ * may claim gigabytes.  Their claimed sizes together stay under this.
+ */
+#define INFLATE_MAX	(256ull << 20)
+
+struct builder {
+	const char *name;
+	struct cfi_table *t;
+	size_t cap, max_rows;
+	__u64 top;			/* end of the executable range */
+	int err;
+};
+
+static int fail(const char *name, int err, const char *what, const char *why)
+{
+	if (err == -ENOENT)
+		pr_debug("%s: no unwind table: %s%s%s", name, what, why ? ": " : "", why ? why : "");
+	else
+		pr_warn("%s: no unwind table for --call-graph ehframe: %s%s%s", name, what,
+			why ? ": " : "", why ? why : "");
+	return err;
+}
+
+static int segments_read(Elf *elf, struct builder *b)
+{
+	struct cfi_table *t = b->t;
+	size_t phnum, cap = 0;
+	__u64 lo = UINT64_MAX, hi = 0;
+
+	if (elf_getphdrnum(elf, &phnum))
+		return fail(b->name, -EINVAL, "reading its program headers", elf_errmsg(-1));
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph))
+			return fail(b->name, -EINVAL, "reading its program headers", elf_errmsg(-1));
+		if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X) || !ph.p_memsz)
+			continue;
+		if (ph.p_vaddr + ph.p_memsz < ph.p_vaddr || ph.p_filesz > ph.p_memsz)
+			return fail(b->name, -EINVAL, "an executable segment wraps around", NULL);
+		if (ARRAY_GROW(t->segs, cap, t->nr_segs + 1))
+			return -ENOMEM;
+		t->segs[t->nr_segs++] = (struct cfi_segment){ ph.p_vaddr, ph.p_offset, ph.p_filesz };
+		if (ph.p_vaddr < lo)
+			lo = ph.p_vaddr;
+		if (ph.p_vaddr + ph.p_memsz > hi)
+			hi = ph.p_vaddr + ph.p_memsz;
+	}
+	if (!t->nr_segs)
+		return fail(b->name, -ENOENT, "no executable PT_LOAD segment", NULL);
+	if (hi - lo > EXEC_RANGE_MAX)
+		return fail(b->name, -EINVAL, "its executable segments span more than 4 GiB", NULL);
+	t->base = lo;
+	b->top = hi;
+	return 0;
+}
+
+/* Append the row for the addresses from vaddr on, merged with an equal
+ * predecessor. */
+static void row_add(struct builder *b, __u64 vaddr, const struct prec_unwind_row *r)
+{
+	struct cfi_table *t = b->t;
+	struct prec_unwind_row *last = t->nr_rows ? &t->rows[t->nr_rows - 1] : NULL;
+	__u32 pc = (__u32)(vaddr - t->base);
+
+	if (b->err)
+		return;
+	if (last && last->cfa_kind == r->cfa_kind && last->cfa_off == r->cfa_off &&
+	    last->bp_off == r->bp_off)
+		return;
+	if (last && last->pc == pc) {		/* an empty range before: replaced */
+		*last = *r;
+		last->pc = pc;
+		return;
+	}
+	if (t->nr_rows >= b->max_rows) {
+		b->err = -E2BIG;
+		return;
+	}
+	if (ARRAY_GROW(t->rows, b->cap, t->nr_rows + 1)) {
+		b->err = -ENOMEM;
+		return;
+	}
+	t->rows[t->nr_rows] = *r;
+	t->rows[t->nr_rows++].pc = pc;
+}
+
+static void none_add(struct builder *b, __u64 vaddr)
+{
+	struct prec_unwind_row none = { .cfa_kind = PREC_CFA_NONE };
+
+	row_add(b, vaddr, &none);
+}
+
+/* The rows of [lo, hi), part of one FDE's range. */
+static void fde_walk(struct builder *b, Dwarf_CFI *cfi, __u64 lo, __u64 hi)
+{
+	__u64 addr = lo;
+
+	while (addr < hi && !b->err) {
+		struct prec_unwind_row row;
+		Dwarf_Frame *frame = NULL;
+		Dwarf_Addr start, end;
+		bool signal = false;
+
+		if (dwarf_cfi_addrframe(cfi, addr, &frame)) {
+			/* libdw refused the program from here on (or found no
+			 * FDE: the section ended before this one's CIE) */
+			pr_debug("%s: no CFI rules at %#llx: %s", b->name,
+				 (unsigned long long)addr, dwarf_errmsg(-1));
+			b->t->nr_unsupported++;
+			none_add(b, addr);
+			return;
+		}
+		dwarf_frame_info(frame, &start, &end, &signal);
+		if (!cfi_row__classify(frame, signal, &row))
+			b->t->nr_unsupported++;
+		free(frame);
+		row_add(b, addr, &row);
+		if (end <= addr)	/* libdw ends a range past the address asked */
+			return;
+		addr = end;
+	}
+}
+
+static int cmp_fde(const void *a, const void *b)
+{
+	const struct cfi_fde *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+static int rows_build(struct builder *b, Dwarf_CFI *cfi, struct cfi_scan *s)
+{
+	struct cfi_table *t = b->t;
+	__u64 cursor = 0, work = 0;
+	size_t nr_overlap = 0, nr_outside = 0, nr_budget = 0;
+
+	if (s->nr_fdes)
+		qsort(s->fdes, s->nr_fdes, sizeof(*s->fdes), cmp_fde);
+	for (size_t i = 0; i < s->nr_fdes && !b->err; i++) {
+		const struct cfi_fde *f = &s->fdes[i];
+		__u64 lo = f->start > t->base ? f->start : t->base;
+		__u64 hi = f->end < b->top ? f->end : b->top;
+
+		if (lo >= hi) {
+			nr_outside++;
+			continue;
+		}
+		if (lo < cursor) {	/* overlaps an earlier FDE: that one's rows stay */
+			nr_overlap++;
+			lo = cursor;
+			if (lo >= hi)
+				continue;
+		}
+		if (cursor && lo > cursor)
+			none_add(b, cursor);
+		work += f->work;
+		if (f->skip || work > FILE_WORK_MAX) {
+			nr_budget += !f->skip;
+			t->nr_unsupported++;
+			none_add(b, lo);
+		} else {
+			fde_walk(b, cfi, lo, hi);
+		}
+		cursor = hi;
+	}
+	if (cursor)
+		none_add(b, cursor);
+	if (b->err == -E2BIG)
+		return fail(b->name, -E2BIG, "more rows than the limit", NULL);
+	if (nr_overlap || nr_outside || nr_budget || s->nr_skipped)
+		pr_debug("%s: unwind table: %zu FDEs overlap others, %zu outside the executable "
+			 "segments, %zu skipped by the checks, %zu past the work budget",
+			 b->name, nr_overlap, nr_outside, s->nr_skipped, nr_budget);
+	return b->err;
+}
+
+/* Sections as dwarf_getcfi_elf finds them: the first .eh_frame, the last
+ * .eh_frame_hdr before it; and the first .debug_frame. */
+struct sections {
+	Elf_Scn *eh, *hdr, *debug;
+	GElf_Shdr eh_sh;
+	__u64 inflate;		/* compressed debug sections' claimed size */
+};
+
+static int sections_find(Elf *elf, struct builder *b, struct sections *sc)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	memset(sc, 0, sizeof(*sc));
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return fail(b->name, -EINVAL, "reading its section headers", elf_errmsg(-1));
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh) || !(n = elf_strptr(elf, shstrndx, sh.sh_name)))
+			continue;
+		if (sh.sh_flags & SHF_COMPRESSED) {
+			GElf_Chdr ch;
+
+			if (gelf_getchdr(scn, &ch))
+				sc->inflate += ch.ch_size < INFLATE_MAX ? ch.ch_size : INFLATE_MAX;
+			else
+				sc->inflate = INFLATE_MAX;
+		} else if (!strncmp(n, ".zdebug", 7)) {
+			sc->inflate = INFLATE_MAX;	/* GNU-compressed: not read */
+		}
+		if (!sc->eh && !strcmp(n, ".eh_frame_hdr")) {
+			sc->hdr = scn;
+		} else if (!sc->eh && !strcmp(n, ".eh_frame")) {
+			if (sh.sh_type == SHT_NOBITS)
+				sc->eh = (Elf_Scn *)-1;	/* libdw stops there too */
+			else
+				sc->eh = scn, sc->eh_sh = sh;
+		} else if (!sc->debug && !strcmp(n, ".debug_frame") && sh.sh_type != SHT_NOBITS) {
+			sc->debug = scn;
+		}
+	}
+	if (sc->eh == (Elf_Scn *)-1)
+		sc->eh = NULL;
+	return 0;
+}
+
+/*
+ * Check the entries of d (scan) and end the section where they stop
+ * being well formed, so that libdw's own linear scan stops there too.
+ * d->d_buf is libelf's private copy of the section (ELF_C_READ: read with
+ * pread into memory it allocated, never mmap'd), so writing it is safe
+ * and changes what libdw reads.
+ */
+static int scan_and_fence(struct builder *b, Elf_Data *d, __u64 vaddr, bool eh,
+			  struct cfi_scan *s)
+{
+	const char *sec = eh ? ".eh_frame" : ".debug_frame";
+	int err = cfi_scan__run(s, d->d_buf, d->d_size, vaddr, eh);
+
+	if (err)
+		return err;
+	if (s->bad_why) {
+		pr_warn("%s: %s: malformed entry at offset %#zx (%s): its unwind rows and the "
+			"%zu bytes after it are not used", b->name, sec, s->end, s->bad_why,
+			d->d_size - s->end);
+		if (d->d_size - s->end >= 4)
+			memset((char *)d->d_buf + s->end, 0, 4);
+	}
+	return 0;
+}
+
+/*
+ * The .eh_frame_hdr search table would let libdw jump to any offset it
+ * names; with it disabled libdw finds FDEs by reading the checked
+ * entries in order (once: it keeps them in a tree).  The header is
+ * rewritten as "version 1, a 4-byte eh_frame_ptr, no table".
+ */
+static bool hdr_disable(Elf_Scn *hdr, const Elf_Data *eh)
+{
+	Elf_Data *d = hdr ? elf_rawdata(hdr, NULL) : NULL;
+	const char *p, *q;
+
+	if (!d || !d->d_buf)
+		return true;	/* libdw will not use it either */
+	p = d->d_buf;
+	q = eh->d_buf;
+	if (p < q + eh->d_size && q < p + d->d_size)
+		return false;	/* shares bytes with .eh_frame: refuse */
+	if (d->d_size < 8)
+		return false;	/* libdw would refuse the whole CFI */
+	((__u8 *)d->d_buf)[0] = 1;
+	((__u8 *)d->d_buf)[1] = DW_EH_PE_udata4;
+	((__u8 *)d->d_buf)[2] = DW_EH_PE_omit;
+	return true;
+}
+
+static int build_eh(Elf *elf, struct builder *b, const struct sections *sc)
+{
+	Elf_Data *d = elf_rawdata(sc->eh, NULL);
+	struct cfi_scan s;
+	Dwarf_CFI *cfi;
+	int err;
+
+	if (d && !d->d_size)
+		return -ENOENT;		/* empty: try .debug_frame */
+	if (!d || !d->d_buf)
+		return fail(b->name, -EINVAL, "reading .eh_frame", elf_errmsg(-1));
+	err = scan_and_fence(b, d, sc->eh_sh.sh_addr, true, &s);
+	if (err)
+		return err;
+	if (!s.nr_fdes) {		/* an empty .eh_frame: try .debug_frame */
+		cfi_scan__free(&s);
+		return -ENOENT;
+	}
+	if (!hdr_disable(sc->hdr, d)) {
+		cfi_scan__free(&s);
+		return fail(b->name, -EINVAL, "malformed .eh_frame_hdr", NULL);
+	}
+	cfi = dwarf_getcfi_elf(elf);
+	if (!cfi) {
+		cfi_scan__free(&s);
+		return fail(b->name, -EINVAL, "libdw cannot read .eh_frame", dwarf_errmsg(-1));
+	}
+	err = rows_build(b, cfi, &s);
+	dwarf_cfi_end(cfi);
+	cfi_scan__free(&s);
+	return err;
+}
+
+static int build_debug(Elf *elf, struct builder *b, const struct sections *sc)
+{
+	struct cfi_scan s;
+	Dwarf_CFI *cfi;
+	Elf_Data *d;
+	Dwarf *dw;
+	int err;
+
+	if (sc->inflate >= INFLATE_MAX)
+		return fail(b->name, -EINVAL, "its compressed debug sections claim more than 256 MiB",
+			    NULL);
+	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	if (!dw)
+		return fail(b->name, -EINVAL, "libdw cannot read its DWARF", dwarf_errmsg(-1));
+	/* the (inflated) data dwarf_begin_elf keeps for .debug_frame */
+	d = elf_getdata(sc->debug, NULL);
+	if (d && !d->d_size) {
+		dwarf_end(dw);
+		return fail(b->name, -ENOENT, "an empty .debug_frame", NULL);
+	}
+	if (!d || !d->d_buf) {
+		dwarf_end(dw);
+		return fail(b->name, -EINVAL, "reading .debug_frame", elf_errmsg(-1));
+	}
+	err = scan_and_fence(b, d, 0, false, &s);	/* libdw: frame_vaddr 0 */
+	if (err) {
+		dwarf_end(dw);
+		return err;
+	}
+	cfi = dwarf_getcfi(dw);
+	if (!cfi)
+		err = fail(b->name, -EINVAL, "libdw cannot read .debug_frame", dwarf_errmsg(-1));
+	else
+		err = rows_build(b, cfi, &s);
+	cfi_scan__free(&s);
+	dwarf_end(dw);
+	return err;
+}
+
+int cfi_table__build(int fd, const char *name, size_t max_rows, struct cfi_table *t)
+{
+	struct builder b = { .name = name ? name : "an ELF file", .t = t, .max_rows = max_rows };
+	struct sections sc;
+	GElf_Ehdr eh;
+	Elf *elf = NULL;
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return fail(b.name, -EINVAL, "libelf", elf_errmsg(-1));
+	err = elf_headers_check_fd(fd);
+	if (err)
+		return fail(b.name, err == -E2BIG ? -EINVAL : err == -ENOEXEC ? -EINVAL : err,
+			    "not a well-formed ELF file", NULL);
+	/* ELF_C_READ, not _MMAP: a file truncated while it is read gives an
+	 * error, not SIGBUS; and the section copies are ours to fence. */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
+		err = fail(b.name, -EINVAL, "libelf cannot read it", elf_errmsg(-1));
+		goto out;
+	}
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+	    eh.e_machine != EM_X86_64) {
+		err = fail(b.name, -EINVAL, "not an x86-64 ELF file (the only kind read)", NULL);
+		goto out;
+	}
+	err = segments_read(elf, &b);
+	if (!err)
+		err = sections_find(elf, &b, &sc);
+	if (err)
+		goto out;
+	err = sc.eh ? build_eh(elf, &b, &sc) : -ENOENT;
+	if (err == -ENOENT && sc.debug) {
+		t->from_debug_frame = true;
+		err = build_debug(elf, &b, &sc);
+	} else if (err == -ENOENT) {
+		err = fail(b.name, -ENOENT, "no FDE in .eh_frame or .debug_frame", NULL);
+	}
+	if (!err && !t->nr_rows)
+		err = fail(b.name, -ENOENT, "no FDE covers its executable segments", NULL);
+out:
+	if (elf)
+		elf_end(elf);
+	if (err)
+		cfi_table__free(t);
+	return err;
+}
+
+void cfi_table__free(struct cfi_table *t)
+{
+	if (!t)
+		return;
+	free(t->rows);
+	free(t->segs);
+	memset(t, 0, sizeof(*t));
+}
+
+const struct prec_unwind_row *cfi_table__lookup(const struct cfi_table *t, __u64 vaddr)
+{
+	size_t lo = 0, hi;
+	__u64 pc;
+
+	if (!t || !t->nr_rows || vaddr < t->base || vaddr - t->base >= EXEC_RANGE_MAX)
+		return NULL;
+	pc = vaddr - t->base;
+	hi = t->nr_rows;
+	while (lo < hi) {		/* the first row past pc */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->rows[mid].pc <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? &t->rows[lo - 1] : NULL;
+}
