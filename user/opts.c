@@ -93,7 +93,7 @@ void opts_usage(FILE *f)
 "      --call-graph ehframe  unwind user stacks while recording, in BPF, with\n"
 "                          tables built from each binary's .eh_frame: full\n"
 "                          stacks without frame pointers at the size of -g\n"
-"      --unwind-max-bytes SIZE  memory for those tables (1M to 2G, default\n"
+"      --unwind-max-bytes SIZE  memory for those tables (64K to 2G, default\n"
 "                          64M); files past it fall back to frame pointers\n"
 "  -k, --clockid CLOCK     sample clock: monotonic (the only one, default)\n"
 "  -m, --mmap-pages N      ring buffer size in 4 KiB pages (power of two)\n"
@@ -481,9 +481,9 @@ int opts_parse(int argc, char **argv, struct prec_opts *o)
 		return bad("%s", "--push needs --switch-output");
 	if (o->unwind_max_bytes && !o->ehframe)
 		return bad("%s", "--unwind-max-bytes needs --call-graph ehframe");
-	if (o->unwind_max_bytes && (o->unwind_max_bytes < (1u << 20) ||
+	if (o->unwind_max_bytes && (o->unwind_max_bytes < (64u << 10) ||
 				    o->unwind_max_bytes > (2ull << 30)))
-		return bad("%s", "--unwind-max-bytes must be from 1M to 2G");
+		return bad("%s", "--unwind-max-bytes must be from 64K to 2G");
 	if (o->ehframe && !o->unwind_max_bytes)
 		o->unwind_max_bytes = PREC_UNWIND_DEFAULT_BYTES;
 	/* Parsed, not yet recorded: each line goes when its work lands. */
