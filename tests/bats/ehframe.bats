@@ -157,7 +157,7 @@ PATHS="main path_a __GI___qsort_r cmp_ints path_b lib_work lib_leaf path_c recur
 	lint x.data --min-samples 400
 	awk -v m="$(children x.data main)" 'BEGIN { exit !(m >= 97) }'
 	within "$(children x.data path_a)" 50 10
-	run "$PRECORD" --call-graph ehframe -F 499 -a --duration 1 -o y.data
+	run "$PRECORD" --call-graph ehframe -F 499 -a --duration 3 -o y.data
 	[ "$status" -eq 0 ]
 	lint y.data --min-samples 200
 	perf report -i y.data --stdio --children --sort comm,sym -g none -q --comm nofp 2>/dev/null |

@@ -36,12 +36,12 @@ struct uproc {
 
 /*
  * A mapping whose table is not built yet waits here: tables are built at
- * unwinder__flush within BUILD_BUDGET_NS a round, so that the recording
+ * unwinder__flush within BUILD_BUDGET_NS a round (half of it), so that the recording
  * loop keeps draining the rings (the interim builder took 17 s for the
  * 145 files of a -a recording, which lost half the samples when built at
  * once).  Its samples have frame pointers only until then.
  */
-#define BUILD_BUDGET_NS		25000000ull
+#define BUILD_BUDGET_NS		50000000ull
 #define PENDING_MAX		4096	/* then built at once */
 
 struct pending {
