@@ -35,10 +35,12 @@ say() { echo "$*" | tee -a "$report"; }
 
 # secs CMD...: elapsed seconds of CMD (median of REPS)
 secs() {
-	local i t all=()
+	local i s e all=()
 	for ((i = 0; i < REPS; i++)); do
-		t=$( { /usr/bin/time -f %e "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
-		all+=("$t")
+		s=$(date +%s.%N)
+		"$@" >/dev/null 2>&1
+		e=$(date +%s.%N)
+		all+=("$(awk -v s="$s" -v e="$e" 'BEGIN { printf "%.3f", e - s }')")
 	done
 	printf '%s\n' "${all[@]}" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'
 }
@@ -55,7 +57,7 @@ for hz in 99 999 4999; do
 		printf "%5d Hz: -g %+.1f%%  ehframe %+.1f%%  perf dwarf %+.1f%%", hz,
 		       100 * (g / b - 1), 100 * (e / b - 1), 100 * (d / b - 1) }')"
 done
-say "   bytes per sample at 4999 Hz: -g $(( $(stat -c %s g.data) )) B file, ehframe $(stat -c %s e.data) B, perf dwarf $(stat -c %s d.data) B"
+say "   file sizes at 4999 Hz: -g $(stat -c %s g.data) B, ehframe $(stat -c %s e.data) B, perf dwarf $(stat -c %s d.data) B"
 
 say "-- 2. ns per sample in the BPF program (bpf_stats), 999 Hz, 3 s each"
 old_stats=$(sysctl -n kernel.bpf_stats_enabled)
