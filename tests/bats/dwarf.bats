@@ -80,7 +80,7 @@ PATHS="main path_a __GI___qsort_r cmp_ints path_b lib_work lib_leaf path_c recur
 	done
 	run "$PRECORD" --call-graph lbr -o x.data -- true
 	[ "$status" -ne 0 ]
-	[[ "$output" == *"fp or dwarf"* ]]
+	[[ "$output" == *"fp, dwarf[,SIZE] or ehframe"* ]]
 }
 
 @test "-g still means frame pointers; the last --call-graph/-g wins" {
