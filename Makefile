@@ -160,7 +160,20 @@ $(BUILD)/workloads/nofp: tests/workloads/nofp/nofp.c $(BUILD)/workloads/libnofp.
 	$(call msg,GCC,$@)
 	$(Q)gcc $(NOFP_CFLAGS) $< -o $@ -L$(BUILD)/workloads -lnofp -Wl,-rpath,'$$ORIGIN'
 
-workloads: $(WORKLOADS) $(patsubst tests/workloads/lib/%.c,$(BUILD)/workloads/%.so,$(wildcard tests/workloads/lib/*.c)) $(BUILD)/workloads/nofp
+# --call-graph ehframe's: C++ throwing in its hot path, a signal handler
+# burning CPU; no frame pointers either.
+$(BUILD)/workloads/nofp-exc: tests/workloads/nofp/exc.cpp
+	$(call msg,G++,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)g++ $(NOFP_CFLAGS) $< -o $@
+
+$(BUILD)/workloads/nofp-signal: tests/workloads/nofp/sighandler.c
+	$(call msg,GCC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)gcc $(NOFP_CFLAGS) $< -o $@
+
+workloads: $(WORKLOADS) $(patsubst tests/workloads/lib/%.c,$(BUILD)/workloads/%.so,$(wildcard tests/workloads/lib/*.c)) $(BUILD)/workloads/nofp \
+	   $(BUILD)/workloads/nofp-exc $(BUILD)/workloads/nofp-signal
 
 unit-build: $(UNIT_BINS) $(REPLAYS) $(CFI_FIXTURES)
 

@@ -13,6 +13,7 @@
 
 #include "precord/bpf_abi.h"
 #include "targets.bpf.h"
+#include "unwind.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -278,6 +279,48 @@ out:
 	s->hdr.size = size;
 	if (size <= sizeof(*b))
 		emit(b, size);
+	return 0;
+}
+
+/*
+ * --call-graph ehframe: the kernel frames as -g takes them, the user
+ * frames unwound here from the .eh_frame tables user space loads
+ * (bpf/unwind.bpf.h), from the registers the task entered the kernel
+ * with; a sample of the same shape as -g's.  Kernel threads and the idle
+ * task have no user stack.
+ */
+SEC("perf_event")
+int on_sample_ehframe(struct bpf_perf_event_data *ctx)
+{
+	struct task_struct *task;
+	struct sample_buf *b;
+	struct prec_sample *s;
+	struct pt_regs *r;
+	__u32 zero = 0, kn, un = 0;
+	__u64 size;
+	long n;
+
+	b = bpf_map_lookup_elem(&scratch, &zero);
+	if (!b)
+		return 0;
+	s = (struct prec_sample *)b;
+	n = fill_sample(ctx, s, true);
+	if (n < 0)
+		return 0;
+	kn = n & 0x7f;
+	task = bpf_get_current_task_btf();
+	if (s->pid && !(task->flags & PF_KTHREAD_FLAG)) {
+		r = (struct pt_regs *)bpf_task_pt_regs(task);
+		if (r)
+			un = unwind_user(r, s->pid, s->ips, kn);
+	}
+	if (un > PREC_MAX_STACK)
+		un = PREC_MAX_STACK;
+	s->nr_user = un;
+	size = sizeof(*s) + 8 * (kn + un);
+	s->hdr.size = size;
+	if (size <= sizeof(*b))
+		submit(b, size);
 	return 0;
 }
 

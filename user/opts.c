@@ -97,6 +97,11 @@ void opts_usage(FILE *f)
 "                          stack) in the kernel; one sample per distinct\n"
 "                          one each second, PERIOD = their summed periods\n"
 "                          (count x N with -c N); not with dwarf\n"
+"      --call-graph ehframe  unwind user stacks while recording, in BPF, with\n"
+"                          tables built from each binary's .eh_frame: full\n"
+"                          stacks without frame pointers at the size of -g\n"
+"      --unwind-max-bytes SIZE  memory for those tables (64K to 2G, default\n"
+"                          64M); files past it fall back to frame pointers\n"
 "  -k, --clockid CLOCK     sample clock: monotonic (the only one, default)\n"
 "  -m, --mmap-pages N      ring buffer size in 4 KiB pages (power of two)\n"
 "      --all-cgroups       record each sample's cgroup (cgroup2) and the\n"
@@ -495,9 +500,13 @@ int opts_parse(int argc, char **argv, struct prec_opts *o)
 		return bad("%s", "-G/--cgroup filters samples only, not --trace: record the cgroup's processes with -p instead");
 	if (o->aggregate && o->dwarf_stack_size)
 		return bad("%s", "--aggregate cannot count --call-graph dwarf samples (each carries its own stack copy): use -g");
-	/* Parsed, not yet recorded: each line goes when its work lands. */
-	if (o->ehframe)
-		return bad("%s", "--call-graph ehframe is not implemented yet");
+	if (o->unwind_max_bytes && !o->ehframe)
+		return bad("%s", "--unwind-max-bytes needs --call-graph ehframe");
+	if (o->unwind_max_bytes && (o->unwind_max_bytes < (64u << 10) ||
+				    o->unwind_max_bytes > (2ull << 30)))
+		return bad("%s", "--unwind-max-bytes must be from 64K to 2G");
+	if (o->ehframe && !o->unwind_max_bytes)
+		o->unwind_max_bytes = PREC_UNWIND_DEFAULT_BYTES;
 	if (o->push_url)
 		return bad("%s", "--push is not implemented yet");
 	return 0;

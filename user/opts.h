@@ -8,6 +8,9 @@
 #include <linux/types.h>
 
 #define PREC_MAX_PIDS	256
+/* --unwind-max-bytes by default: 8 M rows of unwind tables, allocated
+ * when recording starts (libc's table takes about 0.5 MiB) */
+#define PREC_UNWIND_DEFAULT_BYTES	(64ull << 20)
 
 struct prec_opts {
 	int pids[PREC_MAX_PIDS];	/* -p */

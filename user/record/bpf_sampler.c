@@ -11,6 +11,7 @@
 #include <bpf/bpf.h>
 
 #include "precord/bpf_abi.h"
+#include "precord/unwind_abi.h"
 #include "record/aggregator.h"
 #include "sample.skel.h"
 #include "util/log.h"
@@ -112,6 +113,20 @@ static int attach(struct bpf_link **link, struct bpf_program *prog, const char *
 	return err;
 }
 
+/*
+ * --call-graph ehframe: the table rows take --unwind-max-bytes (8-byte
+ * slots, allocated when the map is created); the other modes keep the
+ * unwinder's maps at one entry.
+ */
+static void size_unwind_maps(struct sample_bpf *skel, const struct prec_opts *o)
+{
+	__u64 slots = o->ehframe ? o->unwind_max_bytes / 8 : 1;
+
+	bpf_map__set_max_entries(skel->maps.unwind_rows, (__u32)slots);
+	bpf_map__set_max_entries(skel->maps.unwind_tables, o->ehframe ? PREC_UNWIND_MAX_TABLES : 1);
+	bpf_map__set_max_entries(skel->maps.unwind_procs, o->ehframe ? PREC_UNWIND_MAX_PROCS : 1);
+}
+
 static int load(struct bpf_sampler *b, const struct prec_opts *o)
 {
 	bool all = o->all_cpus, by_tid = o->nr_tids > 0;
@@ -131,9 +146,12 @@ static int load(struct bpf_sampler *b, const struct prec_opts *o)
 	skel->rodata->want_cgroup = o->all_cgroups;
 	skel->rodata->cgroup_filter = o->cgroup != NULL;
 	skel->rodata->dwarf_stack_size = o->dwarf_stack_size;
-	/* one program loads: the dwarf one needs bpf_task_pt_regs (5.15) */
-	bpf_program__set_autoload(skel->progs.on_sample, !o->dwarf_stack_size);
+	/* one program loads: the dwarf and ehframe ones need
+	 * bpf_task_pt_regs (5.15), ehframe's bpf_loop (5.17) too */
+	bpf_program__set_autoload(skel->progs.on_sample, !o->dwarf_stack_size && !o->ehframe);
 	bpf_program__set_autoload(skel->progs.on_sample_dwarf, o->dwarf_stack_size != 0);
+	bpf_program__set_autoload(skel->progs.on_sample_ehframe, o->ehframe);
+	size_unwind_maps(skel, o);
 	if (o->dwarf_stack_size) {
 		int ncpu = libbpf_num_possible_cpus();
 
@@ -237,8 +255,20 @@ int bpf_sampler__epoll_fd(const struct bpf_sampler *b)
 
 struct bpf_program *bpf_sampler__program(const struct bpf_sampler *b)
 {
+	if (bpf_program__autoload(b->skel->progs.on_sample_ehframe))
+		return b->skel->progs.on_sample_ehframe;
 	return bpf_program__autoload(b->skel->progs.on_sample_dwarf) ?
 	       b->skel->progs.on_sample_dwarf : b->skel->progs.on_sample;
+}
+
+void bpf_sampler__unwind_maps(const struct bpf_sampler *b, struct unwind_map_fds *out)
+{
+	out->rows = bpf_map__fd(b->skel->maps.unwind_rows);
+	out->nr_rows = bpf_map__max_entries(b->skel->maps.unwind_rows);
+	out->tables = bpf_map__fd(b->skel->maps.unwind_tables);
+	out->nr_tables = bpf_map__max_entries(b->skel->maps.unwind_tables);
+	out->procs = bpf_map__fd(b->skel->maps.unwind_procs);
+	out->stats = bpf_map__fd(b->skel->maps.unwind_stats);
 }
 
 int bpf_sampler__targets_fd(const struct bpf_sampler *b)

@@ -65,6 +65,7 @@ struct dso_table {
 	bool kernel_hit;
 	struct perfdata_build_id *out;
 	__u8 kbid[20], vbid[20];
+	struct dso_mmap_observer obs;
 };
 
 struct dso_table *dso_table__new(void)
@@ -78,6 +79,11 @@ struct dso_table *dso_table__new(void)
 	if (!getrlimit(RLIMIT_NOFILE, &rl))
 		dt->max_fds = rl.rlim_cur / 2 < DSO_FDS_MAX ? (int)(rl.rlim_cur / 2) : DSO_FDS_MAX;
 	return dt;
+}
+
+void dso_table__set_observer(struct dso_table *dt, const struct dso_mmap_observer *obs)
+{
+	dt->obs = *obs;
 }
 
 void dso_table__free(struct dso_table *dt)
@@ -419,6 +425,9 @@ int dso_table__mmap(struct dso_table *dt, __u32 pid, __u64 start, __u64 len,
 			memcpy(bid, same->bid, same->bid_size);
 		*bid_size = n > 0 ? (__u8)n : 0;
 	}
+	if (dt->obs.mapped)
+		dt->obs.mapped(dt->obs.ctx, pid, start, len, id ? id->pgoff : 0, fd, name,
+			       bid, *bid_size);
 	idx = dso_find_or_add(dt, name, bid, *bid_size);
 	if (idx < 0) {
 		if (fd >= 0)

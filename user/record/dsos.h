@@ -25,7 +25,21 @@ struct dso_file_id {
 	__u64 ino_generation;	/* when has_generation */
 	bool has_generation;
 	__u64 time;		/* of the mapping, CLOCK_MONOTONIC ns; 0: unknown */
+	__u64 pgoff;		/* where the mapping starts in the file */
 };
+
+/*
+ * Told of every mapping dso_table__mmap is given (the unwinder of
+ * --call-graph ehframe): fd is the mapped file as opened with the checks
+ * below (-1: it could not be; borrowed for the call), bid its build-id
+ * (bid_size 0: none known).
+ */
+struct dso_mmap_observer {
+	void (*mapped)(void *ctx, __u32 pid, __u64 start, __u64 len, __u64 pgoff, int fd,
+		       const char *name, const __u8 *bid, __u8 bid_size);
+	void *ctx;
+};
+void dso_table__set_observer(struct dso_table *dt, const struct dso_mmap_observer *obs);
 
 /*
  * An executable mapping of name in process pid.  bid/bid_size: the build

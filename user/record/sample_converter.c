@@ -19,6 +19,7 @@
 #include "record/dsos.h"
 #include "record/proc_state.h"
 #include "record/target.h"
+#include "unwind/unwinder.h"
 #include "util/buf.h"
 #include "util/log.h"
 
@@ -318,7 +319,7 @@ static int on_mmap2(struct sample_converter *c, const struct perf_event_header *
 	if (c->cfg.dt && name[0] == '/')
 		dso_table__mmap(c->cfg.dt, b->pid, b->start, b->len, name,
 				&(struct dso_file_id){ m.maj, m.min, m.ino, m.ino_generation,
-						       m.ino != 0, time },
+						       m.ino != 0, time, m.pgoff },
 				m.build_id, &m.build_id_size);
 	pbuf_reset(&c->rec);
 	if (perfdata_encode_mmap2(&c->rec, c->cfg.id_type, &m, &sid))
@@ -357,6 +358,8 @@ static int on_task_fork(struct sample_converter *c, const struct perf_event_head
 		return 0;
 	if (c->cfg.dt && w[0] != w[1])
 		dso_table__fork(c->cfg.dt, w[1], w[0]);
+	if (c->cfg.unwind && w[0] != w[1])
+		unwinder__fork(c->cfg.unwind, w[1], w[0]);
 	return queue_sideband(c, time, h);
 }
 
@@ -370,6 +373,8 @@ static int on_task_exit(struct sample_converter *c, const struct perf_event_head
 		return 0;
 	err = queue_sideband(c, time, h);
 	target_set__exit(c->cfg.targets, w[0], w[2]);
+	if (c->cfg.unwind && w[0] == w[2])
+		unwinder__exit(c->cfg.unwind, w[0]);
 	return err;
 }
 
@@ -410,8 +415,12 @@ int sample_converter__sideband_record(void *ctx, const struct perf_event_header 
 		err = on_task_exit(c, h, sid.time);
 		break;
 	case PERF_RECORD_COMM:
-		if (is_target_pid(c, w[0]))
-			err = queue_sideband(c, sid.time, h);
+		if (!is_target_pid(c, w[0]))
+			break;
+		/* an exec: the mappings of the old image are gone */
+		if (c->cfg.unwind && (h->misc & PERF_RECORD_MISC_COMM_EXEC))
+			unwinder__exec(c->cfg.unwind, w[0]);
+		err = queue_sideband(c, sid.time, h);
 		break;
 	case PERF_RECORD_LOST: {
 		__u64 lost;

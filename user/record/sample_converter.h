@@ -21,6 +21,7 @@ struct target_set;
 struct proc_state;
 struct prec_agg_key;
 struct prec_agg_val;
+struct unwinder;
 
 /* What becomes of an executable mapping of a target. */
 enum exec_map_action {
@@ -49,6 +50,7 @@ struct sample_converter_config {
 	__u64 lost_id;			/* the id LOST_SAMPLES records carry */
 	bool callchain;			/* -g */
 	bool data_maps;			/* keep data mappings' MMAP2 (dwarf mode) */
+	struct unwinder *unwind;	/* told of forks, execs, exits (ehframe); NULL: none */
 	struct exec_map_hook hook;
 };
 

@@ -262,7 +262,8 @@ static int synth_maps(struct pbuf *out, __u64 id_type, struct dso_table *dt, __u
 		m.filename = name;
 		if (name[0] == '/' && name[1] != '/')
 			dso_table__mmap(dt, pid, m.start, m.len, name,
-					&(struct dso_file_id){ .maj = m.maj, .min = m.min, .ino = m.ino },
+					&(struct dso_file_id){ .maj = m.maj, .min = m.min, .ino = m.ino,
+							       .pgoff = m.pgoff },
 					m.build_id, &m.build_id_size);
 		err = perfdata_encode_mmap2(out, id_type, &m, NULL);
 	}

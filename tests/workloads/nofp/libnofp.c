@@ -20,3 +20,10 @@ __attribute__((noinline)) void lib_work(unsigned long n)
 		x ^= lib_leaf(x + i);
 	lib_sink = x;
 }
+
+/* The entry point `workload dlopen LIB` calls (tests/bats/ehframe.bats:
+ * a library without frame pointers loaded after the recording started). */
+__attribute__((noinline)) void lib_spin(unsigned long n)
+{
+	lib_work(n / 4096 + 1);
+}

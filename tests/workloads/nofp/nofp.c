@@ -11,6 +11,9 @@
  *   nofp --work N    a fixed amount of work instead (benchmarks: a cost
  *                    per unit of work), N rounds of the three paths
  *
+ *   nofp --depth D SECONDS   path_c alone with recurse (×D): stacks of
+ *                    D + 7 user frames (scripts/bench/ehframe.sh)
+ *
  * Time is CPU time of the thread (CLOCK_THREAD_CPUTIME_ID), handed out in
  * slices of 10 ms, so the ratios hold whatever the machine's speed.
  * -fno-optimize-sibling-calls keeps every caller on the stack.
@@ -23,6 +26,7 @@ void lib_work(unsigned long n);
 
 static volatile unsigned long sink;
 static long work;		/* --work: loop counts, not time slices */
+static int depth = 4;		/* --depth: recurse's */
 
 /* Another turn of a path's loop: until its slice ends, or n turns. */
 static int more(double until, long *n, long turns);
@@ -89,7 +93,7 @@ __attribute__((noinline)) static void path_c(double until)
 	long n = 0;
 
 	while (more(until, &n, 37))
-		sink += recurse(4, sink);
+		sink += recurse(depth, sink);
 }
 
 static int more(double until, long *n, long turns)
@@ -108,6 +112,14 @@ int main(int argc, char **argv)
 			path_b(0);
 			path_c(0);
 		}
+		return 0;
+	}
+	if (argc > 3 && !strcmp(argv[1], "--depth")) {
+		depth = atoi(argv[2]);
+		secs = atof(argv[3]);
+		start = cpu_now();
+		while ((t = cpu_now()) - start < secs)
+			path_c(t + 0.010);
 		return 0;
 	}
 	if (!(secs > 0))

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * --call-graph ehframe: the BPF maps the unwinder of bpf/unwind.bpf.h
+ * reads and user/unwind/ writes.  Include <vmlinux.h> (BPF) or
+ * <linux/types.h> (user) first.  The rows themselves are struct
+ * prec_unwind_row of bpf_abi.h.
+ *
+ *   unwind_rows    ARRAY of 8-byte slots (BPF_F_MMAPABLE; user space
+ *                  writes it through its mapping).  A table takes
+ *                  nr_rows slots of rows, then its page index: nr_pages
+ *                  + 1 __u32 entries, two to a slot.  Sized from
+ *                  --unwind-max-bytes.
+ *   unwind_tables  ARRAY keyed by table id: struct prec_unwind_table.
+ *                  One table per build-id, shared by every process
+ *                  mapping the file.
+ *   unwind_procs   HASH keyed by tgid: struct prec_unwind_proc, the
+ *                  process's executable mappings that have a table,
+ *                  sorted by start.
+ */
+#ifndef PRECORD_UNWIND_ABI_H
+#define PRECORD_UNWIND_ABI_H
+
+#define PREC_UNWIND_MAX_MAPS	256	/* mappings with a table per process */
+#define PREC_UNWIND_PAGE_SHIFT	12	/* the page index's granule: 4 KiB of pc */
+#define PREC_UNWIND_MAX_TABLES	16384	/* tables loaded at once */
+#define PREC_UNWIND_MAX_PROCS	16384	/* processes with mapping lists */
+/* Steps of a binary search among a page's rows: up to 2^24 rows. */
+#define PREC_UNWIND_SEARCH_STEPS	24
+
+/*
+ * Page p of a table's pc space (p << PREC_UNWIND_PAGE_SHIFT up to the next
+ * page) has its row among rows [idx[p], idx[p + 1]] (relative to
+ * first_row), where idx[p] is the last row whose pc <= p << SHIFT (0 when
+ * none: rows[0].pc is then checked).  A pc at or past page nr_pages has
+ * no row.
+ */
+struct prec_unwind_table {
+	__u32 first_row;	/* slot of rows[0] in unwind_rows */
+	__u32 nr_rows;
+	__u32 first_page;	/* slot of idx[0], idx[1] */
+	__u32 nr_pages;
+};
+
+/* pc of the table = ip - bias, for start <= ip < end. */
+struct prec_unwind_map {
+	__u64 start, end;
+	__u64 bias;
+	__u32 table;		/* key of unwind_tables */
+	__u32 pad;
+};
+
+struct prec_unwind_proc {
+	__u32 nr;		/* entries of maps[] in use */
+	__u32 pad;
+	struct prec_unwind_map maps[PREC_UNWIND_MAX_MAPS];
+};
+
+#endif

@@ -1,0 +1,451 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "unwind/table_store.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "precord/bpf_abi.h"
+#include "precord/unwind_abi.h"
+#include "record/bpf_sampler.h"
+#include "unwind/cfi_table.h"
+#include "util/array.h"
+#include "util/log.h"
+#include "util/printable.h"
+
+enum table_state {
+	TABLE_NONE,		/* never built, or dropped */
+	TABLE_LOADED,
+	TABLE_NO_CFI,		/* the file has no table we can use: not retried */
+	TABLE_FULL,		/* did not fit: retried when need slots are free */
+};
+
+struct table {
+	__u8 bid[20];
+	__u8 bid_size;
+	__u8 state;		/* enum table_state */
+	__u32 id;		/* key in unwind_tables (LOADED) */
+	__u32 refs;
+	__u32 first, nr_slots;	/* its slots in unwind_rows (LOADED) */
+	__u64 need;		/* FULL: slots it needs */
+	__u64 base;
+	struct cfi_segment *segs;
+	size_t nr_segs;
+};
+
+/* A free run of slots. */
+struct extent {
+	__u32 start, len;
+};
+
+struct table_store {
+	struct table *t;		/* open addressing by build-id */
+	size_t cap, nr;
+	__u32 *by_id;			/* table index + 1 by id, 0: free id */
+	__u32 *free_ids;		/* a stack */
+	__u32 nr_free_ids, nr_ids;
+	struct extent *free;		/* sorted by start, coalesced */
+	size_t nr_free, free_cap;
+	__u64 *slots;			/* unwind_rows, mapped */
+	__u32 nr_slots;
+	int tables_fd;
+	bool said_full;
+	struct table_store_stats st;
+};
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+struct table_store *table_store__new(const struct unwind_map_fds *fds)
+{
+	struct table_store *ts = calloc(1, sizeof(*ts));
+	size_t len = ((size_t)fds->nr_rows * 8 + 4095) & ~(size_t)4095;
+	int err = -ENOMEM;
+
+	if (!ts)
+		return NULL;
+	ts->nr_slots = fds->nr_rows;
+	ts->tables_fd = fds->tables;
+	ts->nr_ids = fds->nr_tables;
+	ts->st.max_bytes = (__u64)fds->nr_rows * 8;
+	ts->cap = 256;
+	ts->t = calloc(ts->cap, sizeof(*ts->t));
+	ts->by_id = calloc(ts->nr_ids, sizeof(*ts->by_id));
+	ts->free_ids = malloc(ts->nr_ids * sizeof(*ts->free_ids));
+	if (!ts->t || !ts->by_id || !ts->free_ids || ARRAY_GROW(ts->free, ts->free_cap, 1))
+		goto fail;
+	/* ids handed out from 0 up */
+	for (__u32 i = 0; i < ts->nr_ids; i++)
+		ts->free_ids[i] = ts->nr_ids - 1 - i;
+	ts->nr_free_ids = ts->nr_ids;
+	ts->free[0] = (struct extent){ 0, ts->nr_slots };
+	ts->nr_free = 1;
+	ts->slots = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fds->rows, 0);
+	if (ts->slots == MAP_FAILED) {
+		ts->slots = NULL;
+		err = -errno;
+		pr_err("cannot map the unwind tables' BPF map: %s", strerror(-err));
+		goto fail;
+	}
+	return ts;
+fail:
+	table_store__free(ts);
+	errno = -err;
+	return NULL;
+}
+
+void table_store__free(struct table_store *ts)
+{
+	if (!ts)
+		return;
+	for (size_t i = 0; i < ts->cap && ts->t; i++)
+		free(ts->t[i].segs);
+	if (ts->slots)
+		munmap(ts->slots, ((size_t)ts->nr_slots * 8 + 4095) & ~(size_t)4095);
+	free(ts->t);
+	free(ts->by_id);
+	free(ts->free_ids);
+	free(ts->free);
+	free(ts);
+}
+
+static size_t bid_hash(const __u8 *bid, __u8 n)
+{
+	size_t h = 14695981039346656037ull;
+
+	for (__u8 i = 0; i < n; i++)
+		h = (h ^ bid[i]) * 1099511628211ull;
+	return h;
+}
+
+static struct table *slot_of(struct table *t, size_t cap, const __u8 *bid, __u8 n)
+{
+	size_t i = bid_hash(bid, n) & (cap - 1);
+
+	while (t[i].bid_size && (t[i].bid_size != n || memcmp(t[i].bid, bid, n)))
+		i = (i + 1) & (cap - 1);
+	return &t[i];
+}
+
+/* The entry of a build-id, created empty; NULL when out of memory. */
+static struct table *table_of(struct table_store *ts, const __u8 *bid, __u8 n)
+{
+	struct table *e;
+
+	if ((ts->nr + 1) * 2 > ts->cap) {
+		size_t ncap = ts->cap * 2;
+		struct table *nt = calloc(ncap, sizeof(*nt));
+
+		if (!nt)
+			return NULL;
+		for (size_t i = 0; i < ts->cap; i++)
+			if (ts->t[i].bid_size)
+				*slot_of(nt, ncap, ts->t[i].bid, ts->t[i].bid_size) = ts->t[i];
+		for (__u32 id = 0; id < ts->nr_ids; id++)
+			if (ts->by_id[id]) {
+				/* re-point ids at the moved entries */
+				struct table *old = &ts->t[ts->by_id[id] - 1];
+
+				ts->by_id[id] = (__u32)(slot_of(nt, ncap, old->bid, old->bid_size) - nt) + 1;
+			}
+		free(ts->t);
+		ts->t = nt;
+		ts->cap = ncap;
+	}
+	e = slot_of(ts->t, ts->cap, bid, n);
+	if (!e->bid_size) {
+		memcpy(e->bid, bid, n);
+		e->bid_size = n;
+		ts->nr++;
+	}
+	return e;
+}
+
+/* ---- slots of unwind_rows: first fit among sorted free extents ---------- */
+
+static __u32 largest_free(const struct table_store *ts)
+{
+	__u32 m = 0;
+
+	for (size_t i = 0; i < ts->nr_free; i++)
+		if (ts->free[i].len > m)
+			m = ts->free[i].len;
+	return m;
+}
+
+static int slots_alloc(struct table_store *ts, __u32 n, __u32 *first)
+{
+	for (size_t i = 0; i < ts->nr_free; i++) {
+		struct extent *x = &ts->free[i];
+
+		if (x->len < n)
+			continue;
+		*first = x->start;
+		x->start += n;
+		x->len -= n;
+		if (!x->len) {
+			memmove(x, x + 1, (ts->nr_free - i - 1) * sizeof(*x));
+			ts->nr_free--;
+		}
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+static void slots_free(struct table_store *ts, __u32 first, __u32 n)
+{
+	size_t i = 0;
+
+	while (i < ts->nr_free && ts->free[i].start < first)
+		i++;
+	if (i > 0 && ts->free[i - 1].start + ts->free[i - 1].len == first) {
+		ts->free[i - 1].len += n;
+		if (i < ts->nr_free && first + n == ts->free[i].start) {
+			ts->free[i - 1].len += ts->free[i].len;
+			memmove(&ts->free[i], &ts->free[i + 1], (ts->nr_free - i - 1) * sizeof(struct extent));
+			ts->nr_free--;
+		}
+		return;
+	}
+	if (i < ts->nr_free && first + n == ts->free[i].start) {
+		ts->free[i].start = first;
+		ts->free[i].len += n;
+		return;
+	}
+	if (ARRAY_GROW(ts->free, ts->free_cap, ts->nr_free + 1))
+		return;		/* the slots are lost to the allocator, not to safety */
+	memmove(&ts->free[i + 1], &ts->free[i], (ts->nr_free - i) * sizeof(struct extent));
+	ts->free[i] = (struct extent){ first, n };
+	ts->nr_free++;
+}
+
+/* ---- building and loading ----------------------------------------------- */
+
+static __u64 pages_of(const struct cfi_table *c)
+{
+	return ((__u64)c->rows[c->nr_rows - 1].pc >> PREC_UNWIND_PAGE_SHIFT) + 1;
+}
+
+/* Slots a table takes: its rows, then nr_pages + 1 page entries, two a slot. */
+static __u64 slots_of(const struct cfi_table *c)
+{
+	return c->nr_rows + (pages_of(c) + 2) / 2;
+}
+
+/* Rows and page index into the mapped slots at first (see unwind_abi.h). */
+static void write_table(struct table_store *ts, const struct cfi_table *c, __u32 first,
+			struct prec_unwind_table *d)
+{
+	__u64 nr_pages = pages_of(c);
+	__u32 *idx;
+	size_t j = 0;
+
+	memcpy(&ts->slots[first], c->rows, c->nr_rows * sizeof(*c->rows));
+	idx = (__u32 *)&ts->slots[first + c->nr_rows];
+	for (__u64 p = 0; p <= nr_pages; p++) {
+		__u64 at = p << PREC_UNWIND_PAGE_SHIFT;
+
+		while (j + 1 < c->nr_rows && c->rows[j + 1].pc <= at)
+			j++;
+		idx[p] = (__u32)j;
+	}
+	*d = (struct prec_unwind_table){
+		.first_row = first, .nr_rows = (__u32)c->nr_rows,
+		.first_page = first + (__u32)c->nr_rows, .nr_pages = (__u32)nr_pages,
+	};
+}
+
+static void say_full(struct table_store *ts, const char *name)
+{
+	char shown[PRINTABLE_MAX];
+
+	ts->st.full_files++;
+	if (ts->said_full)
+		return;
+	ts->said_full = true;
+	pr_warn("unwind tables reached --unwind-max-bytes (%llu MiB) at %s: it and later files unwind with frame pointers only; give a larger --unwind-max-bytes",
+		(unsigned long long)(ts->st.max_bytes >> 20), printable(shown, sizeof(shown), name));
+}
+
+/* Build e's table from fd and load it: 0, or -errno. */
+static int load(struct table_store *ts, struct table *e, int fd, const char *name)
+{
+	struct cfi_table c = { 0 };
+	struct prec_unwind_table d;
+	__u32 free_slots = largest_free(ts), first;
+	__u64 t0 = now_ns(), need;
+	int err;
+
+	if (fd < 0)
+		return -ENOENT;		/* maybe readable at another mapping */
+	err = cfi_table__build(fd, name, free_slots, &c);
+	ts->st.build_ns += now_ns() - t0;
+	if (!err && !c.nr_rows)
+		err = -ENOENT;
+	if (err == -E2BIG) {
+		e->state = TABLE_FULL;
+		e->need = (__u64)free_slots + 1;
+		say_full(ts, name);
+		cfi_table__free(&c);
+		return -ENOSPC;
+	}
+	if (err) {
+		e->state = TABLE_NO_CFI;
+		ts->st.no_cfi++;
+		cfi_table__free(&c);
+		return err == -ENOMEM ? err : -ENOENT;
+	}
+	ts->st.built++;
+	need = slots_of(&c);
+	if (!ts->nr_free_ids) {
+		cfi_table__free(&c);
+		return -ENFILE;
+	}
+	if (need > UINT32_MAX || slots_alloc(ts, (__u32)need, &first)) {
+		e->state = TABLE_FULL;
+		e->need = need;
+		say_full(ts, name);
+		cfi_table__free(&c);
+		return -ENOSPC;
+	}
+	write_table(ts, &c, first, &d);
+	e->id = ts->free_ids[--ts->nr_free_ids];
+	if (bpf_map_update_elem(ts->tables_fd, &e->id, &d, BPF_ANY)) {
+		err = -errno;
+		ts->free_ids[ts->nr_free_ids++] = e->id;
+		slots_free(ts, first, (__u32)need);
+		cfi_table__free(&c);
+		return err;
+	}
+	ts->by_id[e->id] = (__u32)(e - ts->t) + 1;
+	e->state = TABLE_LOADED;
+	e->first = first;
+	e->nr_slots = (__u32)need;
+	e->refs = 0;
+	e->base = c.base;
+	free(e->segs);
+	e->segs = c.segs;		/* kept: every mapping's bias needs them */
+	e->nr_segs = c.nr_segs;
+	c.segs = NULL;
+	c.nr_segs = 0;
+	cfi_table__free(&c);
+	ts->st.loaded++;
+	ts->st.bytes += (__u64)need * 8;
+	if (ts->st.bytes > ts->st.peak_bytes)
+		ts->st.peak_bytes = ts->st.bytes;
+	return 0;
+}
+
+/*
+ * The executable segment a mapping of file offset pgoff maps (its start
+ * rounded down to a page, as the loader maps it): address = vaddr + start
+ * - pgoff + offset - vaddr_of_segment.
+ */
+static int bias_of(const struct table *e, __u64 start, __u64 pgoff, __u64 *bias)
+{
+	for (size_t i = 0; i < e->nr_segs; i++) {
+		const struct cfi_segment *s = &e->segs[i];
+
+		if ((s->offset & ~4095ull) <= pgoff && pgoff < s->offset + s->filesz) {
+			/* pc = ip - (start - pgoff + offset - vaddr) - base */
+			*bias = start - pgoff + s->offset - s->vaddr + e->base;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int table_store__get(struct table_store *ts, const __u8 *bid, __u8 bid_size, int fd,
+		     const char *name, __u64 start, __u64 pgoff, __u32 *id, __u64 *bias)
+{
+	struct table *e;
+	int err;
+
+	if (!bid_size || bid_size > 20)
+		return -ENOENT;
+	e = table_of(ts, bid, bid_size);
+	if (!e)
+		return -ENOMEM;
+	if (e->state == TABLE_NO_CFI)
+		return -ENOENT;
+	if (e->state == TABLE_FULL) {
+		if (largest_free(ts) < e->need) {
+			ts->st.full_files++;
+			return -ENOSPC;
+		}
+		e->state = TABLE_NONE;
+	}
+	if (e->state == TABLE_NONE) {
+		err = load(ts, e, fd, name);
+		if (err)
+			return err;
+	}
+	err = bias_of(e, start, pgoff, bias);
+	if (err) {
+		if (!e->refs)
+			table_store__put(ts, e->id);	/* loaded for nothing */
+		return err;
+	}
+	e->refs++;
+	*id = e->id;
+	return 0;
+}
+
+bool table_store__ready(struct table_store *ts, const __u8 *bid, __u8 bid_size)
+{
+	struct table *e;
+
+	if (!bid_size || bid_size > 20)
+		return true;
+	e = slot_of(ts->t, ts->cap, bid, bid_size);
+	return e->bid_size && (e->state == TABLE_LOADED || e->state == TABLE_NO_CFI ||
+			       (e->state == TABLE_FULL && largest_free(ts) < e->need));
+}
+
+void table_store__ref(struct table_store *ts, __u32 id)
+{
+	if (id < ts->nr_ids && ts->by_id[id])
+		ts->t[ts->by_id[id] - 1].refs++;
+}
+
+void table_store__put(struct table_store *ts, __u32 id)
+{
+	struct prec_unwind_table none = { 0 };
+	struct table *e;
+
+	if (id >= ts->nr_ids || !ts->by_id[id])
+		return;
+	e = &ts->t[ts->by_id[id] - 1];
+	if (e->refs > 1) {
+		e->refs--;
+		return;
+	}
+	/* the descriptor first: no walk reaches the slots once they are reused */
+	bpf_map_update_elem(ts->tables_fd, &id, &none, BPF_ANY);
+	slots_free(ts, e->first, e->nr_slots);
+	ts->st.bytes -= (__u64)e->nr_slots * 8;
+	ts->st.loaded--;
+	ts->st.dropped++;
+	ts->by_id[id] = 0;
+	ts->free_ids[ts->nr_free_ids++] = id;
+	free(e->segs);
+	e->segs = NULL;
+	e->nr_segs = 0;
+	e->refs = 0;
+	e->state = TABLE_NONE;
+}
+
+void table_store__stats(const struct table_store *ts, struct table_store_stats *out)
+{
+	*out = ts->st;
+}

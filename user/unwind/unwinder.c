@@ -1,0 +1,431 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "unwind/unwinder.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "precord/bpf_abi.h"
+#include "precord/unwind_abi.h"
+#include "record/bpf_sampler.h"
+#include "unwind/table_store.h"
+#include "util/array.h"
+#include "util/log.h"
+
+/* Must match bpf/unwind.bpf.h's enum unwind_stat. */
+enum { STAT_WALKS, STAT_CFI, STAT_FP, STAT_NO_PROC, STAT_FULL, STAT_NR };
+
+struct umap {
+	__u64 start, end, bias;
+	__u32 table;
+};
+
+struct uproc {
+	__u32 pid;
+	bool dirty, in_bpf;
+	struct umap *m;			/* sorted by start, not overlapping */
+	size_t n, cap;
+};
+
+/*
+ * A mapping whose table is not built yet waits here: tables are built at
+ * unwinder__flush within BUILD_BUDGET_NS a round (half of it), so that the recording
+ * loop keeps draining the rings (the interim builder took 17 s for the
+ * 145 files of a -a recording, which lost half the samples when built at
+ * once).  Its samples have frame pointers only until then.
+ */
+#define BUILD_BUDGET_NS		50000000ull
+#define PENDING_MAX		4096	/* then built at once */
+
+struct pending {
+	__u32 pid;
+	int fd;				/* a dup of the checked file, -1: none */
+	__u64 start, len, pgoff;
+	char *name;
+	__u8 bid[20], bid_size;
+};
+
+struct unwinder {
+	struct table_store *ts;
+	struct pending *pend;		/* in arrival order */
+	size_t nr_pend, pend_cap;
+	int procs_fd, stats_fd;
+	struct uproc **procs;		/* sorted by pid */
+	size_t nr_procs, procs_cap;
+	struct prec_unwind_proc *val;	/* scratch for one map value */
+	__u64 maps_over, procs_over;	/* mappings and processes BPF has no room for */
+};
+
+struct unwinder *unwinder__new(const struct unwind_map_fds *fds)
+{
+	struct unwinder *u = calloc(1, sizeof(*u));
+
+	if (!u)
+		return NULL;
+	u->procs_fd = fds->procs;
+	u->stats_fd = fds->stats;
+	u->val = calloc(1, sizeof(*u->val));
+	u->ts = table_store__new(fds);
+	if (!u->val || !u->ts) {
+		int err = errno ? errno : ENOMEM;
+
+		unwinder__free(u);
+		errno = err;
+		return NULL;
+	}
+	return u;
+}
+
+static void proc_release(struct unwinder *u, struct uproc *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		table_store__put(u->ts, p->m[i].table);
+	p->n = 0;
+}
+
+static void pending_drop(struct pending *p)
+{
+	if (p->fd >= 0)
+		close(p->fd);
+	free(p->name);
+}
+
+/* Pending mappings of pid (overlapping [start, end) only, unless all) go. */
+static void pending_forget(struct unwinder *u, __u32 pid, __u64 start, __u64 end, bool all)
+{
+	size_t w = 0;
+
+	for (size_t i = 0; i < u->nr_pend; i++) {
+		struct pending *p = &u->pend[i];
+
+		if (p->pid == pid && (all || (p->start < end && p->start + p->len > start)))
+			pending_drop(p);
+		else
+			u->pend[w++] = *p;
+	}
+	u->nr_pend = w;
+}
+
+void unwinder__free(struct unwinder *u)
+{
+	if (!u)
+		return;
+	for (size_t i = 0; i < u->nr_pend; i++)
+		pending_drop(&u->pend[i]);
+	free(u->pend);
+	for (size_t i = 0; i < u->nr_procs; i++) {
+		free(u->procs[i]->m);
+		free(u->procs[i]);
+	}
+	free(u->procs);
+	free(u->val);
+	table_store__free(u->ts);
+	free(u);
+}
+
+/* Index of pid's entry, or where it would go. */
+static size_t proc_pos(const struct unwinder *u, __u32 pid)
+{
+	size_t lo = 0, hi = u->nr_procs;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (u->procs[mid]->pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static struct uproc *proc_find(const struct unwinder *u, __u32 pid)
+{
+	size_t i = proc_pos(u, pid);
+
+	return i < u->nr_procs && u->procs[i]->pid == pid ? u->procs[i] : NULL;
+}
+
+static struct uproc *proc_get(struct unwinder *u, __u32 pid)
+{
+	size_t i = proc_pos(u, pid);
+	struct uproc *p;
+
+	if (i < u->nr_procs && u->procs[i]->pid == pid)
+		return u->procs[i];
+	if (ARRAY_GROW(u->procs, u->procs_cap, u->nr_procs + 1))
+		return NULL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	memmove(&u->procs[i + 1], &u->procs[i], (u->nr_procs - i) * sizeof(*u->procs));
+	u->procs[i] = p;
+	u->nr_procs++;
+	return p;
+}
+
+/* [start, end) leaves p's list: entries it covers go (their references
+ * too), entries it cuts keep their parts. */
+static int proc_cut(struct unwinder *u, struct uproc *p, __u64 start, __u64 end)
+{
+	size_t i = 0;
+
+	while (i < p->n) {
+		struct umap *m = &p->m[i];
+
+		if (m->end <= start || m->start >= end) {
+			i++;
+			continue;
+		}
+		if (m->start < start && m->end > end) {	/* split in two */
+			struct umap tail = *m;
+
+			if (ARRAY_GROW(p->m, p->cap, p->n + 1))
+				return -ENOMEM;
+			m = &p->m[i];
+			tail.start = end;
+			m->end = start;
+			memmove(&p->m[i + 2], &p->m[i + 1], (p->n - i - 1) * sizeof(*m));
+			p->m[i + 1] = tail;
+			p->n++;
+			table_store__ref(u->ts, tail.table);
+			return 0;
+		}
+		if (m->start < start) {
+			m->end = start;
+			i++;
+		} else if (m->end > end) {
+			m->start = end;
+			i++;
+		} else {
+			table_store__put(u->ts, m->table);
+			memmove(m, m + 1, (p->n - i - 1) * sizeof(*m));
+			p->n--;
+		}
+	}
+	return 0;
+}
+
+/* Into p's list, its table known to be built (or not to be). */
+static void add_mapping(struct unwinder *u, __u32 pid, __u64 start, __u64 len, __u64 pgoff,
+			int fd, const char *name, const __u8 *bid, __u8 bid_size)
+{
+	struct uproc *p = proc_get(u, pid);
+	struct umap nm = { .start = start, .end = start + len };
+	size_t i;
+
+	if (!p || nm.end <= nm.start)
+		return;
+	if (proc_cut(u, p, nm.start, nm.end))
+		return;
+	p->dirty = true;
+	if (table_store__get(u->ts, bid, bid_size, fd, name, start, pgoff, &nm.table, &nm.bias))
+		return;		/* no table: frame pointers there */
+	if (ARRAY_GROW(p->m, p->cap, p->n + 1)) {
+		table_store__put(u->ts, nm.table);
+		return;
+	}
+	for (i = 0; i < p->n && p->m[i].start < nm.start; i++)
+		;
+	memmove(&p->m[i + 1], &p->m[i], (p->n - i) * sizeof(nm));
+	p->m[i] = nm;
+	p->n++;
+}
+
+static void defer(struct unwinder *u, __u32 pid, __u64 start, __u64 len, __u64 pgoff,
+		  int fd, const char *name, const __u8 *bid, __u8 bid_size)
+{
+	struct pending *q;
+	struct uproc *p;
+
+	if (ARRAY_GROW(u->pend, u->pend_cap, u->nr_pend + 1))
+		return;
+	/* what the mapping covers has no table meanwhile */
+	p = proc_get(u, pid);
+	if (p && !proc_cut(u, p, start, start + len))
+		p->dirty = true;
+	q = &u->pend[u->nr_pend];
+	*q = (struct pending){ .pid = pid, .start = start, .len = len, .pgoff = pgoff,
+			       .fd = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : -1,
+			       .name = strdup(name), .bid_size = bid_size };
+	if (!q->name) {
+		pending_drop(q);
+		return;
+	}
+	memcpy(q->bid, bid, bid_size);
+	u->nr_pend++;
+}
+
+void unwinder__mmap(void *ctx, __u32 pid, __u64 start, __u64 len, __u64 pgoff, int fd,
+		    const char *name, const __u8 *bid, __u8 bid_size)
+{
+	struct unwinder *u = ctx;
+
+	pending_forget(u, pid, start, start + len, false);
+	if (bid_size > 20)
+		return;
+	if (table_store__ready(u->ts, bid, bid_size) || u->nr_pend >= PENDING_MAX)
+		add_mapping(u, pid, start, len, pgoff, fd, name, bid, bid_size);
+	else
+		defer(u, pid, start, len, pgoff, fd, name, bid, bid_size);
+}
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+/* Pending mappings, in order, while the round's budget lasts. */
+static void build_pending(struct unwinder *u)
+{
+	__u64 t0 = now_ns();
+	size_t i = 0;
+
+	for (; i < u->nr_pend; i++) {
+		struct pending *q = &u->pend[i];
+
+		if (i && !table_store__ready(u->ts, q->bid, q->bid_size) &&
+		    now_ns() - t0 >= BUILD_BUDGET_NS)
+			break;
+		add_mapping(u, q->pid, q->start, q->len, q->pgoff, q->fd, q->name, q->bid,
+			    q->bid_size);
+		pending_drop(q);
+	}
+	memmove(u->pend, u->pend + i, (u->nr_pend - i) * sizeof(*u->pend));
+	u->nr_pend -= i;
+}
+
+void unwinder__fork(struct unwinder *u, __u32 ppid, __u32 pid)
+{
+	struct uproc *pp = proc_find(u, ppid), *c;
+
+	if (!pp || ppid == pid)
+		return;
+	c = proc_get(u, pid);
+	pp = proc_find(u, ppid);		/* the array may have moved */
+	if (!c || !pp)
+		return;
+	proc_release(u, c);			/* a pid reused: what it had goes */
+	if (pp->n && ARRAY_GROW(c->m, c->cap, pp->n))
+		return;
+	memcpy(c->m, pp->m, pp->n * sizeof(*c->m));
+	c->n = pp->n;
+	for (size_t i = 0; i < c->n; i++)
+		table_store__ref(u->ts, c->m[i].table);
+	c->dirty = true;
+}
+
+void unwinder__exec(struct unwinder *u, __u32 pid)
+{
+	struct uproc *p = proc_find(u, pid);
+
+	pending_forget(u, pid, 0, 0, true);
+	if (!p)
+		return;
+	proc_release(u, p);
+	p->dirty = true;
+}
+
+void unwinder__exit(struct unwinder *u, __u32 pid)
+{
+	size_t i = proc_pos(u, pid);
+	struct uproc *p;
+
+	pending_forget(u, pid, 0, 0, true);
+	if (i >= u->nr_procs || u->procs[i]->pid != pid)
+		return;
+	p = u->procs[i];
+	if (p->in_bpf)
+		bpf_map_delete_elem(u->procs_fd, &pid);
+	proc_release(u, p);
+	free(p->m);
+	free(p);
+	memmove(&u->procs[i], &u->procs[i + 1], (u->nr_procs - i - 1) * sizeof(*u->procs));
+	u->nr_procs--;
+}
+
+static void flush_one(struct unwinder *u, struct uproc *p)
+{
+	size_t n = p->n < PREC_UNWIND_MAX_MAPS ? p->n : PREC_UNWIND_MAX_MAPS;
+
+	p->dirty = false;
+	if (!n) {
+		if (p->in_bpf)
+			bpf_map_delete_elem(u->procs_fd, &p->pid);
+		p->in_bpf = false;
+		return;
+	}
+	if (p->n > n)
+		u->maps_over += p->n - n;
+	/* only the used part of the value matters to the walk */
+	u->val->nr = (__u32)n;
+	u->val->pad = 0;
+	for (size_t i = 0; i < n; i++)
+		u->val->maps[i] = (struct prec_unwind_map){
+			.start = p->m[i].start, .end = p->m[i].end,
+			.bias = p->m[i].bias, .table = p->m[i].table,
+		};
+	if (bpf_map_update_elem(u->procs_fd, &p->pid, u->val, BPF_ANY)) {
+		u->procs_over++;
+		return;
+	}
+	p->in_bpf = true;
+}
+
+void unwinder__flush(struct unwinder *u)
+{
+	build_pending(u);
+	for (size_t i = 0; i < u->nr_procs; i++)
+		if (u->procs[i]->dirty)
+			flush_one(u, u->procs[i]);
+}
+
+static void walk_stats(const struct unwinder *u, __u64 *sum)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *v = ncpu > 0 ? calloc((size_t)ncpu * STAT_NR, sizeof(__u64)) : NULL;
+	__u32 zero = 0;
+
+	memset(sum, 0, STAT_NR * sizeof(*sum));
+	if (v && !bpf_map_lookup_elem(u->stats_fd, &zero, v))
+		for (int c = 0; c < ncpu; c++)
+			for (int k = 0; k < STAT_NR; k++)
+				sum[k] += v[(size_t)c * STAT_NR + k];
+	free(v);
+}
+
+void unwinder__print_stats(const struct unwinder *u)
+{
+	struct table_store_stats st;
+	__u64 w[STAT_NR];
+
+	table_store__stats(u->ts, &st);
+	if (st.full_files)
+		pr_warn("%llu mappings unwound with frame pointers only: their tables did not fit in --unwind-max-bytes (%llu MiB)",
+			(unsigned long long)st.full_files, (unsigned long long)(st.max_bytes >> 20));
+	if (u->procs_over || u->maps_over)
+		pr_warn("unwind tables: %llu processes and %llu mappings had no room in the BPF maps (frame pointers there)",
+			(unsigned long long)u->procs_over, (unsigned long long)u->maps_over);
+	if (log_verbosity < 1)
+		return;
+	walk_stats(u, w);
+	pr_info("unwind tables: %llu built in %.1f ms (%llu files without CFI), %.1f MiB at most of %llu MiB, %llu dropped",
+		(unsigned long long)st.built, (double)st.build_ns / 1e6,
+		(unsigned long long)st.no_cfi, (double)st.peak_bytes / (1 << 20),
+		(unsigned long long)(st.max_bytes >> 20), (unsigned long long)st.dropped);
+	pr_info("unwind walks: %llu, frames by table %llu, by frame pointer %llu; %llu walks of processes without tables, %llu cut at %d frames",
+		(unsigned long long)w[STAT_WALKS], (unsigned long long)w[STAT_CFI],
+		(unsigned long long)w[STAT_FP], (unsigned long long)w[STAT_NO_PROC],
+		(unsigned long long)w[STAT_FULL], PREC_MAX_STACK);
+}
