@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "fleet/fleet.h"
 #include "opts.h"
 #include "record/session.h"
 
@@ -42,6 +43,9 @@ static const struct subcommand {
 	const char *name;
 	int (*run)(int argc, char **argv);
 } subcommands[] = {
+	{ "fleet-schema", fleet_schema_main },
+	{ "push", fleet_push_main },
+	{ "query", fleet_query_main },
 	{ NULL, NULL },
 };
 
