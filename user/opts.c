@@ -477,8 +477,6 @@ int opts_parse(int argc, char **argv, struct prec_opts *o)
 	/* Parsed, not yet recorded: each line goes when its work lands. */
 	if (o->ehframe)
 		return bad("%s", "--call-graph ehframe is not implemented yet");
-	if (o->switch_secs || o->switch_bytes || o->switch_signal)
-		return bad("%s", "--switch-output is not implemented yet");
 	if (o->aggregate)
 		return bad("%s", "--aggregate is not implemented yet");
 	if (o->all_cgroups || o->cgroup)

@@ -710,6 +710,10 @@ static int build_outputs(struct jit_merger *m)
 
 	struct imap *shrunk;
 
+	free(m->out_images);		/* a checkpoint's, before */
+	m->out_images = NULL;
+	m->nr_out_images = 0;
+	m->nr_maps = 0;
 	if (m->nr_imaps)
 		qsort(m->imaps, m->nr_imaps, sizeof(*m->imaps), cmp_imap);
 	m->out_images = calloc(m->nr_images + 1, sizeof(*m->out_images));
@@ -799,12 +803,35 @@ int jit_merger__finish(struct jit_merger *m)
 	if (err)
 		return err;
 	err = seal_image(m);
-	return err ? err : build_outputs(m);
+	if (!err)
+		err = build_outputs(m);
+	m->have_outputs = !err;
+	return err;
+}
+
+/*
+ * Seal the open image (a new one is started for the functions read from
+ * now on) and make the mappings and images so far available, sources kept
+ * open.  Each sealed image file stays as written: files finished earlier
+ * name it and it is never rewritten.  A checkpoint with no new function
+ * makes no new image.
+ */
+int jit_merger__checkpoint(struct jit_merger *m)
+{
+	int err;
+
+	if (m->finished)
+		return -EINVAL;
+	err = seal_image(m);
+	if (!err)
+		err = build_outputs(m);
+	m->have_outputs = !err;
+	return err;
 }
 
 size_t jit_merger__nr_mappings(const struct jit_merger *m)
 {
-	return m->finished ? m->nr_maps : 0;
+	return m->have_outputs ? m->nr_maps : 0;
 }
 
 void jit_merger__mapping(const struct jit_merger *m, size_t i, struct jit_mapping *out)

@@ -130,12 +130,17 @@ int jit_merger__poll(struct jit_merger *m, __u64 now);
  * Returns 0 or -errno. */
 int jit_merger__finish(struct jit_merger *m);
 
-/* After finish: the number of mappings, and mapping i of them, sorted by
+/* For a file switch while sources stay open: write the open image and
+ * make the mappings and images so far available as after finish (the
+ * calls below); reading goes on into new images.  0 or -errno. */
+int jit_merger__checkpoint(struct jit_merger *m);
+
+/* After finish (or a checkpoint): the number of mappings, and mapping i of them, sorted by
  * time (stable).  Filled on demand from 48-byte records (an array of
  * jit_mappings cost 72 more bytes per perf-map line at the peak). */
 size_t jit_merger__nr_mappings(const struct jit_merger *m);
 void jit_merger__mapping(const struct jit_merger *m, size_t i, struct jit_mapping *out);
-/* After finish: the images. */
+/* After finish (or a checkpoint): the images. */
 size_t jit_merger__images(const struct jit_merger *m, const struct jit_image **out);
 /* One of those images opened for reading through the directory's
  * descriptor kept from its creation (whoever can write the directory

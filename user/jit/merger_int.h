@@ -76,6 +76,7 @@ struct jit_merger {
 	struct jit_limits lim;
 	size_t next_src;		/* the first source of the next poll */
 	bool finished, full_warned, cap_warned;
+	bool have_outputs;		/* mappings and images built (finish, checkpoint) */
 };
 
 /* Keep a DEBUG_INFO/UNWINDING_INFO record for the next load only up to

@@ -363,6 +363,22 @@ int perfdata_writer__flush(struct perfdata_writer *w, __u64 upto)
 	return write_header(w);
 }
 
+int perfdata_writer__hand_over(struct perfdata_writer *from, struct perfdata_writer *to,
+			       __u64 t)
+{
+	struct perfdata_queue *q = to->queue;
+	int err;
+
+	if (perfdata_queue__nr(q))
+		return -EBUSY;
+	err = t ? perfdata_writer__flush(from, t - 1) : 0;
+	if (err)
+		return err;
+	to->queue = from->queue;
+	from->queue = q;
+	return 0;
+}
+
 /*
  * File format: at data.offset + data.size, one perf_file_section per
  * feature bit set (ascending), then the payloads.  A feature whose writer

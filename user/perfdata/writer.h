@@ -52,6 +52,13 @@ void *perfdata_writer__queue_space(struct perfdata_writer *w, __u64 time, size_t
 /* Write queued records with time <= upto, then (if rounds are on) a
  * FINISHED_ROUND, then rewrite the header.  upto = ~0ULL writes all. */
 int perfdata_writer__flush(struct perfdata_writer *w, __u64 upto);
+/*
+ * A file switch at time t (--switch-output): the queued records with time
+ * < t are written to from, those at t and later move to to, whose queue
+ * must be empty.  Every record lands in exactly one of the two files.
+ */
+int perfdata_writer__hand_over(struct perfdata_writer *from, struct perfdata_writer *to,
+			       __u64 t);
 /* FINISHED_ROUND markers after each flush (off by default). */
 void perfdata_writer__set_rounds(struct perfdata_writer *w, bool on);
 

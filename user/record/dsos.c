@@ -151,16 +151,22 @@ static int dso_find_or_add(struct dso_table *dt, const char *name, const __u8 *b
 	size_t i;
 	struct dso *d;
 
+	size_t free_slot = dt->nr;
+
 	for (i = 0; i < dt->nr; i++) {
 		d = &dt->dsos[i];
+		if (!d->name) {
+			free_slot = free_slot < dt->nr ? free_slot : i;
+			continue;
+		}
 		if (strcmp(d->name, name))
 			continue;
 		if (d->bid_size == bid_size && !memcmp(d->bid, bid, bid_size))
 			return (int)i;
 	}
-	if (ARRAY_GROW(dt->dsos, dt->cap, dt->nr + 1))
+	if (free_slot == dt->nr && ARRAY_GROW(dt->dsos, dt->cap, dt->nr + 1))
 		return -ENOMEM;
-	d = &dt->dsos[dt->nr];
+	d = &dt->dsos[free_slot];
 	memset(d, 0, sizeof(*d));
 	d->name = strdup(name);
 	if (!d->name)
@@ -168,7 +174,9 @@ static int dso_find_or_add(struct dso_table *dt, const char *name, const __u8 *b
 	memcpy(d->bid, bid, bid_size);
 	d->bid_size = bid_size;
 	d->fd = -1;
-	return (int)dt->nr++;
+	if (free_slot == dt->nr)
+		dt->nr++;
+	return (int)free_slot;
 }
 
 static int cmp_pmap(const void *a, const void *b)
@@ -382,7 +390,7 @@ static const struct dso *dso_by_inode(const struct dso_table *dt, const char *na
 	for (size_t i = 0; i < dt->nr; i++) {
 		const struct dso *d = &dt->dsos[i];
 
-		if (d->fd >= 0 && d->ino == ino && d->dev == dev && !strcmp(d->name, name))
+		if (d->fd >= 0 && d->name && d->ino == ino && d->dev == dev && !strcmp(d->name, name))
 			return d;
 	}
 	return NULL;
@@ -443,6 +451,58 @@ void dso_table__fork(struct dso_table *dt, __u32 ppid, __u32 pid)
 		return;
 	memcpy(c->m, pp->m, pp->n * sizeof(*c->m));
 	c->n = c->cap = pp->n;
+}
+
+void dso_table__forget(struct dso_table *dt, __u32 pid)
+{
+	size_t i, j;
+
+	if (!dt->procs_cap)
+		return;
+	i = (size_t)(proc_slot(dt, pid) - dt->procs);
+	if (!dt->procs[i])
+		return;
+	free(dt->procs[i]->m);
+	free(dt->procs[i]);
+	dt->procs[i] = NULL;
+	dt->procs_nr--;
+	/* linear probing: the entries after the hole move back where due */
+	for (j = (i + 1) & (dt->procs_cap - 1); dt->procs[j]; j = (j + 1) & (dt->procs_cap - 1)) {
+		struct pmaps *p = dt->procs[j];
+
+		dt->procs[j] = NULL;
+		*proc_slot(dt, p->pid) = p;
+	}
+}
+
+void dso_table__new_file(struct dso_table *dt)
+{
+	bool *used = calloc(dt->nr ? dt->nr : 1, sizeof(*used));
+
+	for (size_t i = 0; used && i < dt->procs_cap; i++) {
+		const struct pmaps *p = dt->procs[i];
+
+		for (size_t k = 0; p && k < p->n; k++)
+			used[p->m[k].dso] = true;
+	}
+	for (size_t i = 0; i < dt->nr; i++) {
+		struct dso *d = &dt->dsos[i];
+
+		if (used && !used[i] && d->name) {
+			free(d->name);
+			d->name = NULL;
+			if (d->fd >= 0) {
+				close(d->fd);
+				dt->open_fds--;
+			}
+			d->fd = -1;
+		}
+		d->hit = false;
+	}
+	while (dt->nr && !dt->dsos[dt->nr - 1].name)
+		dt->nr--;
+	dt->kernel_hit = false;
+	free(used);
 }
 
 void dso_table__hit(struct dso_table *dt, __u32 pid, __u64 ip)
@@ -540,7 +600,7 @@ int dso_table__finish(struct dso_table *dt, const char *cache_dir, bool kernel,
 	for (i = 0; i < dt->nr; i++) {
 		struct dso *d = &dt->dsos[i];
 
-		if (!d->bid_size || d->name[0] != '/')
+		if (!d->name || !d->bid_size || d->name[0] != '/')
 			continue;
 		dt->out[n] = (struct perfdata_build_id){
 			.cpumode = PERF_RECORD_MISC_USER, .size = d->bid_size, .filename = d->name,
@@ -570,6 +630,8 @@ __u64 dso_table__build_id_bytes(const struct dso_table *dt)
 	__u64 n = 2 * perfdata_build_id_entry_size(&b);	/* the kernel, [vdso] */
 
 	for (size_t i = 0; i < dt->nr; i++) {
+		if (!dt->dsos[i].name)
+			continue;
 		b.filename = dt->dsos[i].name;
 		n += perfdata_build_id_entry_size(&b);
 	}

@@ -46,6 +46,13 @@ int dso_table__mmap(struct dso_table *dt, __u32 pid, __u64 start, __u64 len,
 		    __u8 *bid, __u8 *bid_size);
 /* A new process pid, forked from ppid: it starts with its parent's maps. */
 void dso_table__fork(struct dso_table *dt, __u32 ppid, __u32 pid);
+/* Process pid is gone (collected after its last samples were written):
+ * its maps are freed. */
+void dso_table__forget(struct dso_table *dt, __u32 pid);
+/* A file was finished (--switch-output): hits start again, and the DSOs
+ * no process maps any more are freed, their
+ * descriptors closed. */
+void dso_table__new_file(struct dso_table *dt);
 /* Mark the DSO containing user address ip of pid as sampled. */
 void dso_table__hit(struct dso_table *dt, __u32 pid, __u64 ip);
 void dso_table__kernel_hit(struct dso_table *dt);

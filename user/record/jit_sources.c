@@ -44,6 +44,7 @@ struct jit_sources {
 	size_t nhm, hm_cap;
 	unsigned int stop_base;		/* stop requests that do not stop reads */
 	struct pbuf rec;		/* scratch for one encoded record */
+	__u64 lost_said;		/* images lost, as last reported */
 	bool images_lost;
 };
 
@@ -427,8 +428,9 @@ static void report_lost_images(struct jit_sources *g)
 	struct jit_stats st = jit_merger__stats(g->m);
 	int err = st.write_err;
 
-	if (!st.images_lost)
-		return;
+	if (!st.images_lost || st.images_lost == g->lost_said)
+		return;		/* a checkpoint reports only new losses */
+	g->lost_said = st.images_lost;
 	pr_err("%s JIT images in %s (%s): %llu image%s with %llu JIT functions not written; samples in them show as unresolved; %s",
 	       err == -ENOSPC ? "disk full writing" : err == -EDQUOT ?
 	       "disk quota exceeded writing" : "cannot write",
@@ -437,6 +439,84 @@ static void report_lost_images(struct jit_sources *g)
 	       err == -ENOSPC || err == -EDQUOT ? "free some space, or record to another disk with -o" :
 	       "check the disk, or record to another with -o");
 	g->images_lost = true;
+}
+
+/* The mappings of the merged functions and the held anonymous ones of
+ * processes no JIT source described, queued on w; the images' build-ids
+ * into dt and the cache. */
+static int queue_state(struct jit_sources *g, struct perfdata_writer *w, __u64 id_type,
+		       struct dso_table *dt, const char *cache_dir)
+{
+	int err = 0;
+
+	if (g->m) {
+		report_lost_images(g);
+		err = write_mappings(g, w, id_type);
+		if (!err)
+			err = add_images(g, dt, cache_dir);
+	}
+	/* anonymous code of processes no JIT source described */
+	for (size_t i = 0; !err && i < g->nhm; i++)
+		if (!tidset_has(&g->jit_pids, g->hm[i].pid))
+			err = perfdata_writer__queue(w, g->hm[i].time,
+						     g->held.data + g->hm[i].off, g->hm[i].size);
+	return err;
+}
+
+int jit_sources__checkpoint(struct jit_sources *g, struct perfdata_writer *w, __u64 id_type,
+			    struct dso_table *dt, const char *cache_dir, __u64 start_ns)
+{
+	int err;
+
+	if (!g)
+		return 0;
+	err = jit_sources__poll(g, start_ns);
+	if (!err && g->m) {
+		err = jit_merger__checkpoint(g->m);
+		if (err && err != -ENOMEM) {
+			pr_warn("JIT merging: %s; JIT frames may not be named", strerror(-err));
+			err = 0;
+		}
+	}
+	return err ? err : queue_state(g, w, id_type, dt, cache_dir);
+}
+
+/* An MMAP2 record of synth (pid, start, len, pgoff, maj, min, ino,
+ * ino_generation, prot, flags, filename). */
+static void synthesized_map(struct jit_sources *g, const struct perf_event_header *h, size_t max)
+{
+	const __u8 *b = (const __u8 *)(h + 1);
+	__u64 start, len;
+	__u32 pid, prot;
+
+	if (h->size < sizeof(*h) + 65 || h->size > max)
+		return;
+	memcpy(&pid, b, 4);
+	memcpy(&start, b + 8, 8);
+	memcpy(&len, b + 16, 8);
+	memcpy(&prot, b + 56, 4);
+	if (!memchr(b + 64, 0, h->size - sizeof(*h) - 64))
+		return;
+	decide(g, pid, (const char *)b + 64, prot, start, len);
+}
+
+void jit_sources__synthesized(struct jit_sources *g, const void *buf, size_t len)
+{
+	const __u8 *p = buf;
+	size_t off = 0;
+
+	if (!g || !g->o->jit)
+		return;
+	while (off + sizeof(struct perf_event_header) <= len) {
+		struct perf_event_header h;
+
+		memcpy(&h, p + off, sizeof(h));
+		if (h.size < sizeof(h) || h.size > len - off)
+			return;
+		if (h.type == PERF_RECORD_MMAP2 && !((uintptr_t)(p + off) & 7))
+			synthesized_map(g, (const void *)(p + off), len - off);
+		off += h.size;
+	}
 }
 
 int jit_sources__finish(struct jit_sources *g, struct perfdata_writer *w, __u64 id_type,
@@ -465,16 +545,8 @@ int jit_sources__finish(struct jit_sources *g, struct perfdata_writer *w, __u64 
 		err = jit_merger__finish(g->m);
 		if (err)
 			pr_warn("JIT merging failed: %s; JIT frames may not be named", strerror(-err));
-		report_lost_images(g);
-		err = write_mappings(g, w, id_type);
-		if (!err)
-			err = add_images(g, dt, cache_dir);
 	}
-	/* anonymous code of processes no JIT source described */
-	for (size_t i = 0; !err && i < g->nhm; i++)
-		if (!tidset_has(&g->jit_pids, g->hm[i].pid))
-			err = perfdata_writer__queue(w, g->hm[i].time,
-						     g->held.data + g->hm[i].off, g->hm[i].size);
+	err = queue_state(g, w, id_type, dt, cache_dir);
 	if (!err && g->m) {
 		struct jit_stats st = jit_merger__stats(g->m);
 

@@ -50,6 +50,16 @@ int jit_sources__poll(struct jit_sources *js, __u64 start_ns);
  * build-ids into dt and the cache at cache_dir (NULL: none). */
 int jit_sources__finish(struct jit_sources *js, struct perfdata_writer *w, __u64 id_type,
 			struct dso_table *dt, const char *cache_dir, __u64 start_ns);
+/* A file switch (--switch-output): read what the sources have, write the
+ * open image, and queue on w (the finished file's writer) the mappings of
+ * every function so far and the held anonymous ones, as finish does; the
+ * images stay on disk for the files after (never rewritten). */
+int jit_sources__checkpoint(struct jit_sources *js, struct perfdata_writer *w, __u64 id_type,
+			    struct dso_table *dt, const char *cache_dir, __u64 start_ns);
+/* The records synthesized for processes that existed before the start
+ * (len bytes): their jitdump markers and anonymous code are looked at as
+ * the side-band's are, so a runtime started before precord is merged. */
+void jit_sources__synthesized(struct jit_sources *js, const void *buf, size_t len);
 /* A write error kept images from being written (said at the finish). */
 bool jit_sources__images_lost(const struct jit_sources *js);
 

@@ -113,6 +113,36 @@ struct perfdata_writer *output__writer(const struct output *out)
 	return out->w;
 }
 
+int output__rename(struct output *out, const char *path)
+{
+	char *copy = strdup(path);
+
+	if (!copy)
+		return -ENOMEM;
+	if (renameat2(AT_FDCWD, out->path, AT_FDCWD, path, RENAME_NOREPLACE)) {
+		int err = -errno;
+
+		/* a file system without RENAME_NOREPLACE: a link cannot replace either */
+		if (err == -EINVAL && !link(out->path, path) && !unlink(out->path)) {
+			free(out->path);
+			out->path = copy;
+			return 0;
+		}
+
+		pr_err("cannot rename %s to %s: %s", out->path, path, strerror(-err));
+		free(copy);
+		return err;
+	}
+	free(out->path);
+	out->path = copy;
+	return 0;
+}
+
+const char *output__path(const struct output *out)
+{
+	return out->path;
+}
+
 int output__reserve_features(struct output *out, const struct perfdata_env *env,
 			     __u64 build_id_bytes)
 {

@@ -17,6 +17,7 @@
 #include "perfdata/record.h"
 #include "perfdata/writer.h"
 #include "record/dsos.h"
+#include "record/proc_state.h"
 #include "record/target.h"
 #include "util/buf.h"
 #include "util/log.h"
@@ -54,6 +55,22 @@ void sample_converter__free(struct sample_converter *c)
 	pbuf_free(&c->rec);
 	free(c->callchain);
 	free(c);
+}
+
+void sample_converter__set_writer(struct sample_converter *c, struct perfdata_writer *w)
+{
+	c->cfg.w = w;
+}
+
+/* A side-band record of a target, queued on the writer and told to the
+ * tracked state (the head of the next file when rotating). */
+static int queue_sideband(struct sample_converter *c, __u64 time, const struct perf_event_header *h)
+{
+	int err = perfdata_writer__queue(c->cfg.w, time, h, h->size);
+
+	if (!err && c->cfg.state)
+		err = proc_state__record(c->cfg.state, h);
+	return err;
 }
 
 void sample_converter__counts(const struct sample_converter *c, struct sample_counts *out)
@@ -250,7 +267,7 @@ static int on_mmap2(struct sample_converter *c, const struct perf_event_header *
 		return -ENOMEM;
 	if (action == EXEC_MAP_HOLD)
 		return c->cfg.hook.hold(c->cfg.hook.ctx, b->pid, time, c->rec.data, c->rec.len);
-	return perfdata_writer__queue(c->cfg.w, time, c->rec.data, c->rec.len);
+	return queue_sideband(c, time, (const struct perf_event_header *)c->rec.data);
 }
 
 /* Bytes of a side-band record of type before its trailer, at least. */
@@ -280,7 +297,7 @@ static int on_task_fork(struct sample_converter *c, const struct perf_event_head
 		return 0;
 	if (c->cfg.dt && w[0] != w[1])
 		dso_table__fork(c->cfg.dt, w[1], w[0]);
-	return perfdata_writer__queue(c->cfg.w, time, h, h->size);
+	return queue_sideband(c, time, h);
 }
 
 /* A target's EXIT: the process (a thread with -t) leaves the targets. */
@@ -291,7 +308,7 @@ static int on_task_exit(struct sample_converter *c, const struct perf_event_head
 
 	if (!is_target_pid(c, w[0]))
 		return 0;
-	err = perfdata_writer__queue(c->cfg.w, time, h, h->size);
+	err = queue_sideband(c, time, h);
 	target_set__exit(c->cfg.targets, w[0], w[2]);
 	return err;
 }
@@ -319,7 +336,7 @@ int sample_converter__sideband_record(void *ctx, const struct perf_event_header 
 		break;
 	case PERF_RECORD_COMM:
 		if (is_target_pid(c, w[0]))
-			err = perfdata_writer__queue(c->cfg.w, sid.time, h, h->size);
+			err = queue_sideband(c, sid.time, h);
 		break;
 	case PERF_RECORD_LOST: {
 		__u64 lost;

@@ -18,6 +18,7 @@ struct sample_converter;
 struct perfdata_writer;
 struct dso_table;
 struct target_set;
+struct proc_state;
 
 /* What becomes of an executable mapping of a target. */
 enum exec_map_action {
@@ -38,6 +39,7 @@ struct sample_converter_config {
 	struct perfdata_writer *w;
 	struct dso_table *dt;		/* sampled DSOs and build-ids; NULL: none */
 	struct target_set *targets;
+	struct proc_state *state;	/* told the side-band written; NULL: none */
 	__u64 sample_type;		/* of the samples, as the file's attr says */
 	__u64 id_type;			/* of every record's trailer */
 	const __u64 *cpu_ids;		/* sampling event id by CPU number; 0: none */
@@ -51,6 +53,9 @@ struct sample_converter_config {
 /* NULL + errno. */
 struct sample_converter *sample_converter__new(const struct sample_converter_config *cfg);
 void sample_converter__free(struct sample_converter *c);		/* NULL-safe */
+
+/* From now on records are queued on w (a file switch). */
+void sample_converter__set_writer(struct sample_converter *c, struct perfdata_writer *w);
 
 /* One record of the BPF ring (ctx: the converter).  A malformed one is
  * counted and skipped (said once); -ENOMEM stops the poll. */

@@ -6,6 +6,10 @@
  *     output file → attrs → synthesize what exists;
  *   record: release the command → loop (rings, JIT, drops, flush, status);
  *   finish: stop → drain → tracing and JIT finish → features → summary.
+ * With --switch-output the loop also switches files (switch_file): the
+ * records before the switch time finish the old file, the new one starts
+ * with the state tracked of the live processes (proc_state), and each
+ * finished file is announced (file_finished).
  * Teardown frees in reverse order; every free is NULL-safe.  This file
  * alone sees struct session: the objects it holds know only what they are
  * handed.
@@ -29,8 +33,10 @@
 #include "record/bpf_sampler.h"
 #include "record/dsos.h"
 #include "record/event_set.h"
+#include "record/file_switch.h"
 #include "record/jit_sources.h"
 #include "record/output.h"
+#include "record/proc_state.h"
 #include "record/sample_converter.h"
 #include "record/status_line.h"
 #include "record/synth.h"
@@ -53,10 +59,16 @@ struct session {
 	__u64 id_type;			/* sample_type giving every record's trailer */
 	__u64 start_ns, start_tod_ns;	/* CLOCK_MONOTONIC, time of day */
 	bool lost_output;		/* JIT images or the XRay log not written */
+	/* --switch-output */
+	struct file_switch *fsw;	/* NULL: one file */
+	struct proc_state *state;	/* the live processes: each file's head */
+	__u64 flushed_upto;		/* records up to here are in the file */
+	__u64 file_start;		/* the switch time that began this file */
+	__u64 files, switch_ns_max;	/* finished files, the longest switch */
 };
 
 static volatile sig_atomic_t stop_signal, stop_requests;
-static volatile sig_atomic_t child_exited;
+static volatile sig_atomic_t child_exited, switch_requested;
 
 static void on_signal(int sig)
 {
@@ -68,6 +80,13 @@ static void on_signal(int sig)
 static unsigned int stop_requests_so_far(void)
 {
 	return (unsigned int)stop_requests;
+}
+
+/* SIGUSR2 (perf's --switch-output signal) and, when rotating, SIGHUP. */
+static void on_switch_signal(int sig)
+{
+	(void)sig;
+	switch_requested = 1;
 }
 
 static void on_sigchld(int sig)
@@ -112,6 +131,9 @@ static void make_env(const struct session *s, struct perfdata_env *env, __u64 to
 	};
 	if (!clock_getres(s->o->clockid, &res))
 		env->clock_res_ns = (__u64)res.tv_sec * 1000000000ULL + (__u64)res.tv_nsec;
+	/* a rotated file: its own part of the samples' times (SAMPLE_TIME) */
+	if (s->fsw && env->first_sample_time && env->first_sample_time < s->file_start)
+		env->first_sample_time = s->file_start;
 }
 
 /* ---- set-up -------------------------------------------------------------- */
@@ -153,6 +175,7 @@ static int make_converter(struct session *s)
 	struct sample_converter_config cfg = {
 		.w = s->w, .dt = s->dt, .targets = s->targets,
 		.sample_type = event_set__sample_type(s->ev), .id_type = s->id_type,
+		.state = s->state,
 		.lost_id = event_set__lost_id(s->ev), .callchain = s->o->callchain,
 		.data_maps = s->o->dwarf_stack_size != 0,
 		.hook = jit_sources__hook(s->jit),
@@ -175,6 +198,10 @@ static int synthesize(struct session *s)
 		err = target_set__synthesize(s->targets, &b, s->id_type, s->dt,
 					     s->o->dwarf_stack_size != 0);
 	if (!err)
+		jit_sources__synthesized(s->jit, b.data, b.len);
+	if (!err && s->state)
+		err = proc_state__records(s->state, b.data, b.len);
+	if (!err)
 		err = perfdata_encode_finished_init(&b);
 	if (!err)
 		err = perfdata_writer__append(s->w, b.data, b.len);
@@ -182,8 +209,8 @@ static int synthesize(struct session *s)
 	return err;
 }
 
-/* The attrs, the room of the features, what exists before the start. */
-static int write_head(struct session *s)
+/* The attrs and the room of the features of the file s->w writes. */
+static int begin_file(struct session *s)
 {
 	struct perfdata_env env;
 	/*
@@ -199,15 +226,22 @@ static int write_head(struct session *s)
 		err = tracing__add_evsels(s->trace, s->w);
 	if (err < 0)
 		return err;
-	err = make_converter(s);
+	err = s->conv ? 0 : make_converter(s);
 	if (!err)
 		err = perfdata_writer__begin(s->w);
 	make_env(s, &env, 0, 0);
 	if (!err)
 		err = output__reserve_features(s->out, &env, dso_table__build_id_bytes(s->dt));
-	if (!err)
-		err = synthesize(s);
+	perfdata_writer__set_rounds(s->w, !s->o->jit);
 	return err;
+}
+
+/* The attrs, the room of the features, what exists before the start. */
+static int write_head(struct session *s)
+{
+	int err = begin_file(s);
+
+	return err ? err : synthesize(s);
 }
 
 static int setup(struct session *s)
@@ -241,6 +275,16 @@ static int setup(struct session *s)
 	if (err)
 		return err;
 	s->id_type = event_set__id_type(s->ev);
+	if (o->switch_secs || o->switch_bytes || o->switch_signal) {
+		s->fsw = file_switch__new(&(struct file_switch_config){
+			.output = o->output, .every_ns = (__u64)(o->switch_secs * 1e9),
+			.bytes = o->switch_bytes, .on_signal = o->switch_signal,
+			.max_files = o->switch_max_files,
+		}, now_ns(CLOCK_MONOTONIC));
+		s->state = proc_state__new(s->id_type);
+		if (!s->fsw || !s->state)
+			return -ENOMEM;
+	}
 	s->out = output__create(o->output);
 	if (!s->out)
 		return -errno;
@@ -303,9 +347,143 @@ static int round_trip(struct session *s, __u64 mark, __u64 prev_mark)
 	if (!err) {
 		__u64 upto = tracing__watermark(s->trace);
 
-		err = perfdata_writer__flush(s->w, upto < prev_mark ? upto : prev_mark);
+		upto = upto < prev_mark ? upto : prev_mark;
+		err = perfdata_writer__flush(s->w, upto);
+		if (!err && upto > s->flushed_upto)
+			s->flushed_upto = upto;
 	}
 	return err;
+}
+
+/* ---- file switch (--switch-output) ------------------------------------- */
+
+static const char *cache_dir(struct session *s)
+{
+	if (!s->cache_dir && !s->o->no_buildid_cache)
+		s->cache_dir = buildid_cache_dir(s->o->buildid_dir);
+	return s->cache_dir;
+}
+
+/*
+ * Right before a file is finished (a switch at time t, or the end): what
+ * is kept back from the writer's queue must be queued now -- records with
+ * time < t then go into the finishing file.  Empty today; --aggregate's
+ * in-kernel counts are flushed here.
+ */
+static int before_switch(struct session *s, __u64 t)
+{
+	(void)s;
+	(void)t;
+	return 0;
+}
+
+/*
+ * A file is complete at path: the one place that announces it.  A line
+ * with its path on stdout (scripts read it: `precord ... | while read f`),
+ * then --switch-max-files removes the oldest.  Other consumers of
+ * finished files (a fleet store) hook here.
+ */
+static void file_finished(struct session *s, const char *path)
+{
+	s->files++;
+	printf("%s\n", path);
+	fflush(stdout);
+	file_switch__kept(s->fsw, path);
+}
+
+/* The DSO table forgets a process proc_state freed. */
+static void forget_pid(void *ctx, __u32 pid)
+{
+	dso_table__forget(ctx, pid);
+}
+
+/* The features of the file old writes (records up to the switch). */
+static int finish_rotated(struct session *s, struct output *old, struct perfdata_writer *w)
+{
+	const struct perfdata_build_id *ids = NULL;
+	size_t nr_ids = 0;
+	struct perfdata_env env;
+	int err;
+
+	err = jit_sources__checkpoint(s->jit, w, s->id_type, s->dt, cache_dir(s), s->start_ns);
+	if (!err)
+		err = dso_table__finish(s->dt, cache_dir(s), true, &ids, &nr_ids);
+	if (err)
+		return err;
+	make_env(s, &env, s->start_tod_ns, s->start_ns);
+	env.build_ids = ids;
+	env.nr_build_ids = nr_ids;
+	return output__finish(old, &env);
+}
+
+/* The next file: created under -o, its head the tracked state at t. */
+static int open_next(struct session *s, __u64 t)
+{
+	struct pbuf b = { 0 };
+	int err;
+
+	s->out = output__create(s->o->output);
+	if (!s->out)
+		return -errno;
+	s->w = output__writer(s->out);
+	err = begin_file(s);
+	if (!err)
+		err = synth_kernel(&b, s->id_type);
+	if (!err)
+		err = proc_state__synthesize(s->state, &b, t);
+	if (!err)
+		err = perfdata_encode_finished_init(&b);
+	if (!err)
+		err = perfdata_writer__append(s->w, b.data, b.len);
+	pbuf_free(&b);
+	return err;
+}
+
+/*
+ * Switch at t = one past the last flush's mark: every record with time
+ * < t has been read from the rings (the flush's own rule) and goes to
+ * the old file, the rest to the new one.  The old file is renamed
+ * first, so the new one takes -o's name; the rings are not read during
+ * the switch (docs/benchmarks.md: how long it takes, what the ring holds).
+ */
+static int switch_file(struct session *s)
+{
+	__u64 t = s->flushed_upto + 1, t0 = now_ns(CLOCK_MONOTONIC);
+	struct output *old = s->out;
+	struct perfdata_writer *old_w = s->w;
+	char name[4096];
+	int err;
+
+	err = before_switch(s, t);
+	if (!err)
+		err = file_switch__name(s->fsw, now_ns(CLOCK_REALTIME), name, sizeof(name));
+	if (!err)
+		err = output__rename(old, name);
+	if (err)
+		return err;
+	err = open_next(s, t);
+	if (!err)
+		err = perfdata_writer__hand_over(old_w, s->w, t);
+	if (!err) {
+		sample_converter__set_writer(s->conv, s->w);
+		err = finish_rotated(s, old, old_w);
+	}
+	if (!err)
+		file_finished(s, name);
+	else if (!s->out)
+		s->out = old, s->w = old_w, old = NULL;	/* keep writing the old one */
+	output__free(old);	/* unfinished: removed */
+	if (err)
+		return err;
+	proc_state__collect(s->state, t, forget_pid, s->dt);
+	dso_table__new_file(s->dt);
+	s->file_start = t;
+	t0 = now_ns(CLOCK_MONOTONIC) - t0;
+	if (t0 > s->switch_ns_max)
+		s->switch_ns_max = t0;
+	pr_debug("switched files in %.1f ms", (double)t0 / 1e6);
+	file_switch__started(s->fsw, now_ns(CLOCK_MONOTONIC));
+	return 0;
 }
 
 static int run_loop(struct session *s)
@@ -329,6 +507,15 @@ static int run_loop(struct session *s)
 			target_set__reap(s->targets);
 		if (target_set__gone(s->targets) || (deadline && mark >= deadline))
 			break;
+		if (s->fsw && file_switch__due(s->fsw, mark, perfdata_writer__data_size(s->w),
+					       switch_requested)) {
+			switch_requested = 0;
+			err = switch_file(s);
+			if (err) {
+				pr_err("cannot switch to a new %s: %s", o->output, strerror(-err));
+				return err;
+			}
+		}
 		if (mark - last_status >= 1000000000ULL) {
 			struct record_figures f;
 
@@ -347,13 +534,17 @@ static int start(struct session *s)
 	struct timeval tv;
 	int err;
 
-	perfdata_writer__set_rounds(s->w, !s->o->jit);
 	gettimeofday(&tv, NULL);
 	s->start_ns = now_ns(CLOCK_MONOTONIC);
 	s->start_tod_ns = (__u64)tv.tv_sec * 1000000000ULL + (__u64)tv.tv_usec * 1000ULL;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	/* SIGHUP: with --switch-output a switch now (as log daemons reopen
+	 * their files on HUP), else a stop (the terminal went away). */
+	sigaction(SIGHUP, s->fsw ? &(struct sigaction){ .sa_handler = on_switch_signal } : &sa,
+		  NULL);
+	if (s->fsw)
+		sigaction(SIGUSR2, &(struct sigaction){ .sa_handler = on_switch_signal }, NULL);
 	err = target_set__release(s->targets);
 	if (!err && !s->o->quiet && s->o->verbose)
 		pr_info("recording; press Ctrl-C to stop");
@@ -361,6 +552,26 @@ static int start(struct session *s)
 }
 
 /* ---- finish ------------------------------------------------------------- */
+
+/* A rotating recording's last file gets its timestamped name too (as
+ * perf names it) and is announced. */
+static int finish_last_rotated(struct session *s)
+{
+	char name[4096];
+	int err;
+
+	if (!s->fsw)
+		return 0;
+	err = file_switch__name(s->fsw, now_ns(CLOCK_REALTIME), name, sizeof(name));
+	if (!err)
+		err = output__rename(s->out, name);
+	if (!err)
+		file_finished(s, name);
+	if (s->files > 1)
+		pr_debug("%llu files; the longest switch took %.1f ms",
+			 (unsigned long long)s->files, (double)s->switch_ns_max / 1e6);
+	return err;
+}
 
 /* After a failed write stopped the data, what is still in the rings and
  * the JIT mappings would not be written: only tracing is finished (for
@@ -373,20 +584,20 @@ static int finish_file(struct session *s)
 	struct perfdata_env env;
 	int err;
 
-	if (!s->o->no_buildid_cache)
-		s->cache_dir = buildid_cache_dir(s->o->buildid_dir);
 	err = stopped ? 0 : drain(s);
+	if (!err && !stopped)
+		err = before_switch(s, ~0ULL);
 	if (!err)
 		err = tracing__finish(s->trace, s->w);
 	if (!err && !stopped)
-		err = jit_sources__finish(s->jit, s->w, s->id_type, s->dt, s->cache_dir,
+		err = jit_sources__finish(s->jit, s->w, s->id_type, s->dt, cache_dir(s),
 					  s->start_ns);
 	if (jit_sources__images_lost(s->jit))
 		s->lost_output = true;
 	if (!err && !stopped)
 		err = report_drops(s, now_ns(CLOCK_MONOTONIC));
 	if (!err)
-		err = dso_table__finish(s->dt, s->cache_dir, true, &ids, &nr_ids);
+		err = dso_table__finish(s->dt, cache_dir(s), true, &ids, &nr_ids);
 	if (err)
 		return err;
 	make_env(s, &env, s->start_tod_ns, s->start_ns);
@@ -395,7 +606,7 @@ static int finish_file(struct session *s)
 	err = output__finish(s->out, &env);
 	if (tracing__write_xray(s->trace))
 		s->lost_output = true;
-	return err;
+	return err ? err : finish_last_rotated(s);
 }
 
 static void print_summary(struct session *s)
@@ -411,7 +622,7 @@ static void print_summary(struct session *s)
 	figures(s, &f);
 	if (log_verbosity > 0)
 		tracing__print_stats(s->trace);
-	status_line__summary(s->o->output, &f);
+	status_line__summary(output__path(s->out), &f);
 	full = bpf_sampler__targets_full(s->bpf, &capacity);
 	if (full)
 		pr_warn("%llu new processes of the targets were not recorded: more than %u targets were alive at once",
@@ -459,6 +670,8 @@ static void teardown(struct session *s)
 	sample_converter__free(s->conv);
 	output__free(s->out);		/* unfinished: removed */
 	dso_table__free(s->dt);
+	proc_state__free(s->state);
+	file_switch__free(s->fsw);
 	free(s->cache_dir);
 }
 
