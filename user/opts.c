@@ -481,8 +481,6 @@ int opts_parse(int argc, char **argv, struct prec_opts *o)
 		return bad("%s", "--aggregate is not implemented yet");
 	if (o->all_cgroups || o->cgroup)
 		return bad("%s", "--all-cgroups and -G are not implemented yet");
-	if (o->push_url)
-		return bad("%s", "--push is not implemented yet");
 	return 0;
 }
 

@@ -412,12 +412,12 @@ static int fail(struct fleet_push *p, int err, const char *path, const char *wha
 	return err;
 }
 
-struct fleet_push *fleet_push__new(const char *url, const char *host)
+struct fleet_push *fleet_push__new_quiet(const char *url, const char *host, char *why, size_t n)
 {
 	struct fleet_push *p = calloc(1, sizeof(*p));
 
 	if (!p) {
-		pr_err("push: out of memory");
+		snprintf(why, n, "push: out of memory");
 		return NULL;
 	}
 	p->host = host;
@@ -427,12 +427,32 @@ struct fleet_push *fleet_push__new(const char *url, const char *host)
 		strcpy(p->local_host, "localhost");
 	strset_init(&p->strs);
 	p->src = fleet_source__new();
-	if (!p->src || fleet_store__open(&p->store, url)) {
+	if (!p->src) {
+		snprintf(why, n, "push: out of memory");
+		fleet_push__free(p);
+		return NULL;
+	}
+	if (fleet_store__open(&p->store, url, why, n)) {
 		fleet_push__free(p);
 		return NULL;
 	}
 	ch_conn__set_retry(p->store.conn, p->attempts, p->first_ms);
 	return p;
+}
+
+struct fleet_push *fleet_push__new(const char *url, const char *host)
+{
+	char why[400];
+	struct fleet_push *p = fleet_push__new_quiet(url, host, why, sizeof(why));
+
+	if (!p)
+		pr_err("%s", why);
+	return p;
+}
+
+void fleet_push__set_timeout(struct fleet_push *p, long secs)
+{
+	ch_conn__set_timeout(p->store.conn, secs);
 }
 
 void fleet_push__free(struct fleet_push *p)

@@ -481,8 +481,12 @@ int fleet_query_main(int argc, char **argv)
 
 	if (err)
 		return err == 1 ? 0 : err;
-	if (fleet_store__open(&s, a.url))
+	char why[400];
+
+	if (fleet_store__open(&s, a.url, why, sizeof(why))) {
+		pr_err("query: %s", why);
 		return 1;
+	}
 	ch_conn__set_retry(s.conn, 3, 300);
 	if (where_clause(&a, &s, now, true, &where) || where_clause(&a, &s, now, false, &where_all)) {
 		err = -ENOMEM;

@@ -122,7 +122,7 @@ out:
 	return err;
 }
 
-int fleet_store__open(struct fleet_store *s, const char *url)
+int fleet_store__open(struct fleet_store *s, const char *url, char *why, size_t n)
 {
 	struct pbuf out = { 0 };
 	int err;
@@ -130,22 +130,22 @@ int fleet_store__open(struct fleet_store *s, const char *url)
 	memset(s, 0, sizeof(*s));
 	s->conn = ch_conn__new(url);
 	if (!s->conn) {
-		pr_err("bad store URL '%s': give http://HOST:PORT/ of a ClickHouse server's HTTP interface",
-		       url);
+		snprintf(why, n, "bad store URL '%s': give http://HOST:PORT/ of a ClickHouse server's HTTP interface",
+			 url);
 		return -EINVAL;
 	}
 	err = ch_conn__exec(s->conn,
 			    "SELECT name FROM system.tables WHERE database = currentDatabase() AND name LIKE 'precord\\\\_%' ORDER BY name FORMAT TabSeparated",
 			    NULL, 0, &out);
 	if (err) {
-		pr_err("%s", ch_conn__error(s->conn));
+		snprintf(why, n, "%s", ch_conn__error(s->conn));
 		goto fail;
 	}
 	if (!strstr((char *)out.data, "precord_samples_local\n") ||
 	    !strstr((char *)out.data, "precord_stacks_local\n") ||
 	    !strstr((char *)out.data, "precord_files_local\n")) {
-		pr_err("%s has no precord tables: create them with `precord fleet-schema %s [--cluster NAME]`",
-		       url, url);
+		snprintf(why, n, "%s has no precord tables: create them with `precord fleet-schema %s [--cluster NAME]`",
+			 url, url);
 		err = -ENOENT;
 		goto fail;
 	}

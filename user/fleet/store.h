@@ -20,6 +20,7 @@
 #define PRECORD_FLEET_STORE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "fleet/http.h"
 
@@ -32,9 +33,9 @@ struct fleet_store {
 	const char *samples, *stacks, *files;	/* the tables to use */
 };
 
-/* Connect to url and find precord's tables; 0, or -errno after one line
- * that says what to do (no tables: run fleet-schema). */
-int fleet_store__open(struct fleet_store *s, const char *url);
+/* Connect to url and find precord's tables; 0, or -errno with one line
+ * in why that says what to do (no tables: run fleet-schema). */
+int fleet_store__open(struct fleet_store *s, const char *url, char *why, size_t n);
 void fleet_store__close(struct fleet_store *s);
 
 /* Create the tables (and with cluster the Distributed ones); 0 or -errno
