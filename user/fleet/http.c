@@ -142,7 +142,12 @@ static int exec_one(struct ch_conn *c, const char *sql, const void *body, size_t
 	long status = 0;
 	CURLcode rc;
 
-	if (!q || asprintf(&url, "%s%cquery=%s", c->url, c->sep, q) < 0) {
+	/* insert_distributed_sync: an INSERT into a Distributed table returns
+	 * once every shard has its rows.  Without it the receiving server
+	 * queues them and sends them later: a query right after a push missed
+	 * the other shard's rows, and a file would be committed with its rows
+	 * still in a queue on one server's disk. */
+	if (!q || asprintf(&url, "%s%cinsert_distributed_sync=1&query=%s", c->url, c->sep, q) < 0) {
 		curl_free(q);
 		snprintf(c->err, sizeof(c->err), "out of memory");
 		return -ENOMEM;
