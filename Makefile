@@ -18,10 +18,10 @@ BPFTOOL   ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
 PREFIX    ?= /usr/local
 DESTDIR   ?=
 ARCH      := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
-PKGS      := libbpf libelf zlib libcurl
+PKGS      := libbpf libelf zlib libprotobuf-c libcurl
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -lz -lcurl)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -lz -lprotobuf-c -lcurl)
 
 CFLAGS    ?= -O2 -g
 override CFLAGS += -std=gnu11 -Wall -Wextra -Werror -MMD -MP -D_GNU_SOURCE \
@@ -40,6 +40,11 @@ BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 SKELS     := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
 USER_SRCS := $(shell find user -name '*.c' ! -path user/main.c | sort)
 USER_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(USER_SRCS))
+# pprof's profile.proto (Debian's golang-github-google-pprof-dev), compiled
+# by protoc-c at build time into $(BUILD)/gen (never committed).
+PPROF_PROTO ?= /usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
+PROTO_GEN := $(BUILD)/gen/profile.pb-c.c $(BUILD)/gen/profile.pb-c.h
+USER_OBJS += $(OBJ)/$(BUILD)/gen/profile.pb-c.o
 LIB       := $(BUILD)/libprecord.a
 BIN       := $(BUILD)/precord
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -85,6 +90,13 @@ $(OBJ)/%.o: %.c | $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(PROTO_GEN) &: $(PPROF_PROTO)
+	$(call msg,PROTOC-C,$@)
+	$(Q)mkdir -p $(BUILD)/gen
+	$(Q)protoc-c --proto_path=$(dir $<) --c_out=$(BUILD)/gen $<
+
+$(OBJ)/user/report/pprof.o: $(BUILD)/gen/profile.pb-c.h
 
 $(LIB): $(USER_OBJS)
 	$(call msg,AR,$@)

@@ -8,6 +8,7 @@
 #include "fleet/fleet.h"
 #include "opts.h"
 #include "record/session.h"
+#include "report/pprof.h"
 
 static struct rlimit nofile_orig;
 
@@ -43,6 +44,7 @@ static const struct subcommand {
 	const char *name;
 	int (*run)(int argc, char **argv);
 } subcommands[] = {
+	{ "export", export_main },
 	{ "fleet-schema", fleet_schema_main },
 	{ "push", fleet_push_main },
 	{ "query", fleet_query_main },

@@ -1,0 +1,505 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pprof export: samples from profile__read() interned into the tables of
+ * profile.proto (strings, functions, mappings, locations, samples), packed
+ * with the protobuf-c code generated at build time from Debian's
+ * profile.proto, gzipped with zlib.
+ */
+#include "report/pprof.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "gen/profile.pb-c.h"
+#include "report/profile.h"
+#include "util/array.h"
+#include "util/keymap.h"
+#include "util/log.h"
+
+typedef Perftools__Profiles__Profile PProfile;
+typedef Perftools__Profiles__Function PFunction;
+typedef Perftools__Profiles__Mapping PMapping;
+typedef Perftools__Profiles__Location PLocation;
+typedef Perftools__Profiles__Line PLine;
+typedef Perftools__Profiles__Sample PSample;
+typedef Perftools__Profiles__Label PLabel;
+typedef Perftools__Profiles__ValueType PValueType;
+
+struct psample {
+	__u64 *locs;
+	size_t nr;
+	__u64 count, period;
+	__s64 comm, pid;
+};
+
+struct builder {
+	struct keymap str_index, fn_index, map_index, loc_index, sample_index;
+	char **strs;
+	size_t nr_strs, strs_cap;
+	PFunction *fns;
+	size_t nr_fns, fns_cap;
+	PMapping *maps;
+	size_t nr_maps, maps_cap;
+	PLocation *locs;
+	PLine *lines;
+	size_t nr_locs, locs_cap, lines_cap;
+	struct psample *samples;
+	size_t nr_samples, samples_cap;
+	__u64 *scratch;			/* location ids of one sample */
+	int err;
+};
+
+/* The string table index of s (0 for ""). */
+static __s64 str_id(struct builder *b, const char *s)
+{
+	bool added;
+	uint64_t *v;
+
+	if (!s || !*s)
+		return 0;
+	v = keymap_put(&b->str_index, s, strlen(s), &added);
+	if (!v || (added && ARRAY_GROW(b->strs, b->strs_cap, b->nr_strs + 1))) {
+		b->err = -ENOMEM;
+		return 0;
+	}
+	if (added) {
+		b->strs[b->nr_strs] = strdup(s);
+		if (!b->strs[b->nr_strs]) {
+			b->err = -ENOMEM;
+			return 0;
+		}
+		*v = b->nr_strs++;
+	}
+	return (__s64)*v;
+}
+
+static __u64 fn_id(struct builder *b, const struct sym_frame *f)
+{
+	__s64 key[2] = { str_id(b, f->sym), str_id(b, f->dso->name) };
+	bool added;
+	uint64_t *v = keymap_put(&b->fn_index, key, sizeof(key), &added);
+	PFunction fn = PERFTOOLS__PROFILES__FUNCTION__INIT;
+
+	if (!v || (added && ARRAY_GROW(b->fns, b->fns_cap, b->nr_fns + 1))) {
+		b->err = -ENOMEM;
+		return 0;
+	}
+	if (added) {
+		fn.id = b->nr_fns + 1;
+		fn.name = fn.system_name = key[0];
+		fn.filename = key[1];
+		b->fns[b->nr_fns++] = fn;
+		*v = fn.id;
+	}
+	return *v;
+}
+
+/* The mapping of f (0 for none); kernel mappings get file offset 0
+ * (perf's pgoff there is the address of _text). */
+static __u64 map_id(struct builder *b, const struct sym_frame *f)
+{
+	__u64 key[4] = { f->map_start, f->map_end, f->dso->kernel ? 0 : f->map_pgoff,
+			 (__u64)str_id(b, f->dso->name) };
+	PMapping m = PERFTOOLS__PROFILES__MAPPING__INIT;
+	bool added;
+	uint64_t *v;
+
+	if (!f->map_end && !f->dso->kernel)
+		return 0;
+	v = keymap_put(&b->map_index, key, sizeof(key), &added);
+	if (!v || (added && ARRAY_GROW(b->maps, b->maps_cap, b->nr_maps + 1))) {
+		b->err = -ENOMEM;
+		return 0;
+	}
+	if (added) {
+		m.id = b->nr_maps + 1;
+		m.memory_start = key[0];
+		m.memory_limit = key[1];
+		m.file_offset = key[2];
+		m.filename = (__s64)key[3];
+		m.build_id = str_id(b, f->dso->build_id);
+		b->maps[b->nr_maps++] = m;
+		*v = m.id;
+	}
+	if (f->sym)
+		b->maps[*v - 1].has_functions = true;
+	return *v;
+}
+
+static __u64 loc_id(struct builder *b, const struct sym_frame *f)
+{
+	__u64 mid = map_id(b, f);
+	__u64 key[4] = { mid, f->ip, (__u64)str_id(b, f->dso->name), f->sym ? fn_id(b, f) : 0 };
+	PLocation l = PERFTOOLS__PROFILES__LOCATION__INIT;
+	PLine line = PERFTOOLS__PROFILES__LINE__INIT;
+	bool added;
+	uint64_t *v = keymap_put(&b->loc_index, key, sizeof(key), &added);
+
+	if (!v || (added && (ARRAY_GROW(b->locs, b->locs_cap, b->nr_locs + 1) ||
+			     ARRAY_GROW(b->lines, b->lines_cap, b->nr_locs + 1)))) {
+		b->err = -ENOMEM;
+		return 0;
+	}
+	if (added) {
+		l.id = b->nr_locs + 1;
+		l.mapping_id = mid;
+		l.address = f->ip;
+		line.function_id = key[3];
+		b->locs[b->nr_locs] = l;
+		b->lines[b->nr_locs++] = line;
+		*v = l.id;
+	}
+	return *v;
+}
+
+static int on_sample(void *ctx, const struct profile_sample *s)
+{
+	struct builder *b = ctx;
+	struct psample *ps;
+	size_t n = s->nr_frames;
+	bool added;
+	uint64_t *v;
+	__s64 comm = str_id(b, s->comm);
+
+	/* key: pid, comm, then the location ids, leaf first */
+	b->scratch[0] = s->pid;
+	b->scratch[1] = (__u64)comm;
+	for (size_t i = 0; i < n; i++)
+		b->scratch[2 + i] = loc_id(b, &s->frames[i]);
+	if (b->err)
+		return b->err;
+	v = keymap_put(&b->sample_index, b->scratch, (n + 2) * sizeof(__u64), &added);
+	if (!v || (added && ARRAY_GROW(b->samples, b->samples_cap, b->nr_samples + 1)))
+		return b->err = -ENOMEM;
+	if (added) {
+		ps = &b->samples[b->nr_samples];
+		*ps = (struct psample){ .nr = n, .comm = comm, .pid = s->pid };
+		ps->locs = malloc(n * sizeof(__u64));
+		if (!ps->locs)
+			return b->err = -ENOMEM;
+		memcpy(ps->locs, b->scratch + 2, n * sizeof(__u64));
+		*v = b->nr_samples++;
+	}
+	ps = &b->samples[*v];
+	ps->count++;
+	ps->period += s->period;
+	return 0;
+}
+
+static void builder_free(struct builder *b)
+{
+	keymap_free(&b->str_index);
+	keymap_free(&b->fn_index);
+	keymap_free(&b->map_index);
+	keymap_free(&b->loc_index);
+	keymap_free(&b->sample_index);
+	for (size_t i = 0; i < b->nr_strs; i++)
+		free(b->strs[i]);
+	free(b->strs);
+	free(b->fns);
+	free(b->maps);
+	free(b->locs);
+	free(b->lines);
+	for (size_t i = 0; i < b->nr_samples; i++)
+		free(b->samples[i].locs);
+	free(b->samples);
+	free(b->scratch);
+}
+
+/* cpu-clock and task-clock count nanoseconds in their period. */
+static bool period_is_ns(__u32 type, __u64 config)
+{
+	return type == PERF_TYPE_SOFTWARE &&
+	       (config == PERF_COUNT_SW_CPU_CLOCK || config == PERF_COUNT_SW_TASK_CLOCK);
+}
+
+/* Everything the Profile message points to, owned here. */
+struct packed {
+	PValueType types[2], period_type;
+	PValueType *type_ptrs[2];
+	PSample *samples;
+	PSample **sample_ptrs;
+	PLabel *labels;
+	PLabel **label_ptrs;
+	__s64 *values;
+	PFunction **fn_ptrs;
+	PMapping **map_ptrs;
+	PLocation **loc_ptrs;
+	PLine **line_ptrs;
+	__s64 comments[3];
+};
+
+static void packed_free(struct packed *p)
+{
+	free(p->samples);
+	free(p->sample_ptrs);
+	free(p->labels);
+	free(p->label_ptrs);
+	free(p->values);
+	free(p->fn_ptrs);
+	free(p->map_ptrs);
+	free(p->loc_ptrs);
+	free(p->line_ptrs);
+}
+
+static int assemble(struct builder *b, const struct profile_info *info, bool ns,
+		    const char *in, PProfile *pr, struct packed *p)
+{
+	size_t ns_ = b->nr_samples;
+	char comment[512];
+
+	p->types[0] = (PValueType)PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+	p->types[1] = p->types[0];
+	p->period_type = p->types[0];
+	p->types[0].type = str_id(b, "samples");
+	p->types[0].unit = str_id(b, "count");
+	p->types[1].type = str_id(b, ns ? "cpu" : "events");
+	p->types[1].unit = str_id(b, ns ? "nanoseconds" : "count");
+	p->period_type = p->types[1];
+	p->type_ptrs[0] = &p->types[0];
+	p->type_ptrs[1] = &p->types[1];
+	snprintf(comment, sizeof(comment), "precord export --pprof of %s", in);
+	p->comments[0] = str_id(b, comment);
+	snprintf(comment, sizeof(comment), "host %s, kernel %s%s", *info->host ? info->host : "?",
+		 *info->osrelease ? info->osrelease : "?",
+		 info->same_host ? "" : " (not this host: kernel symbols from the build-id cache only)");
+	p->comments[1] = str_id(b, comment);
+	snprintf(comment, sizeof(comment), "%llu samples, %llu lost, %llu bad records skipped",
+		 (unsigned long long)info->samples, (unsigned long long)info->lost,
+		 (unsigned long long)info->bad);
+	p->comments[2] = str_id(b, comment);
+	if (b->err)
+		return b->err;
+
+	p->samples = calloc(ns_ + 1, sizeof(*p->samples));
+	p->sample_ptrs = calloc(ns_ + 1, sizeof(*p->sample_ptrs));
+	p->labels = calloc(2 * ns_ + 1, sizeof(*p->labels));
+	p->label_ptrs = calloc(2 * ns_ + 1, sizeof(*p->label_ptrs));
+	p->values = calloc(2 * ns_ + 1, sizeof(*p->values));
+	p->fn_ptrs = calloc(b->nr_fns + 1, sizeof(*p->fn_ptrs));
+	p->map_ptrs = calloc(b->nr_maps + 1, sizeof(*p->map_ptrs));
+	p->loc_ptrs = calloc(b->nr_locs + 1, sizeof(*p->loc_ptrs));
+	p->line_ptrs = calloc(b->nr_locs + 1, sizeof(*p->line_ptrs));
+	if (!p->samples || !p->sample_ptrs || !p->labels || !p->label_ptrs || !p->values ||
+	    !p->fn_ptrs || !p->map_ptrs || !p->loc_ptrs || !p->line_ptrs)
+		return -ENOMEM;
+	for (size_t i = 0; i < ns_; i++) {
+		PSample *s = &p->samples[i];
+		PLabel *l = &p->labels[2 * i];
+
+		*s = (PSample)PERFTOOLS__PROFILES__SAMPLE__INIT;
+		s->n_location_id = b->samples[i].nr;
+		s->location_id = (uint64_t *)b->samples[i].locs;
+		p->values[2 * i] = (__s64)b->samples[i].count;
+		p->values[2 * i + 1] = (__s64)b->samples[i].period;
+		s->n_value = 2;
+		s->value = (int64_t *)&p->values[2 * i];
+		l[0] = (PLabel)PERFTOOLS__PROFILES__LABEL__INIT;
+		l[1] = l[0];
+		l[0].key = str_id(b, "comm");
+		l[0].str = b->samples[i].comm;
+		l[1].key = str_id(b, "pid");
+		l[1].num = b->samples[i].pid;
+		p->label_ptrs[2 * i] = &l[0];
+		p->label_ptrs[2 * i + 1] = &l[1];
+		s->n_label = 2;
+		s->label = &p->label_ptrs[2 * i];
+		p->sample_ptrs[i] = s;
+	}
+	for (size_t i = 0; i < b->nr_fns; i++)
+		p->fn_ptrs[i] = &b->fns[i];
+	for (size_t i = 0; i < b->nr_maps; i++)
+		p->map_ptrs[i] = &b->maps[i];
+	for (size_t i = 0; i < b->nr_locs; i++) {
+		p->loc_ptrs[i] = &b->locs[i];
+		p->line_ptrs[i] = &b->lines[i];
+		if (b->lines[i].function_id) {
+			b->locs[i].n_line = 1;
+			b->locs[i].line = &p->line_ptrs[i];
+		}
+	}
+	if (b->err)
+		return b->err;
+	pr->n_sample_type = 2;
+	pr->sample_type = p->type_ptrs;
+	pr->n_sample = ns_;
+	pr->sample = p->sample_ptrs;
+	pr->n_mapping = b->nr_maps;
+	pr->mapping = p->map_ptrs;
+	pr->n_location = b->nr_locs;
+	pr->location = p->loc_ptrs;
+	pr->n_function = b->nr_fns;
+	pr->function = p->fn_ptrs;
+	pr->n_string_table = b->nr_strs;
+	pr->string_table = b->strs;
+	pr->period_type = &p->period_type;
+	/* the period of one sample: -c N, or 1/F seconds with -F */
+	if (info->freq && info->sample_period)
+		pr->period = ns ? (__s64)(1000000000ULL / info->sample_period) : 1;
+	else
+		pr->period = (__s64)info->sample_period;
+	pr->duration_nanos = (__s64)(info->last_time - info->first_time);
+	pr->n_comment = 3;
+	pr->comment = (int64_t *)p->comments;
+	return 0;
+}
+
+/* Write len bytes gzipped to out through a temporary file. */
+static int write_gz(const char *out, const void *data, size_t len)
+{
+	char tmp[4096];
+	int fd, err = 0;
+	gzFile gz;
+
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmpXXXXXX", out) >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		return -errno;
+	fchmod(fd, 0644);
+	gz = gzdopen(fd, "wb");
+	if (!gz) {
+		close(fd);
+		unlink(tmp);
+		return -ENOMEM;
+	}
+	for (size_t at = 0; !err && at < len;) {
+		unsigned int chunk = len - at > (1u << 30) ? (1u << 30) : (unsigned int)(len - at);
+		int n = gzwrite(gz, (const char *)data + at, chunk);
+
+		if (n <= 0)
+			err = errno ? -errno : -EIO;
+		at += n > 0 ? (size_t)n : 0;
+	}
+	if (gzclose(gz) != Z_OK && !err)
+		err = errno ? -errno : -EIO;
+	if (!err && rename(tmp, out))
+		err = -errno;
+	if (err)
+		unlink(tmp);
+	return err;
+}
+
+int pprof_export(const char *in, const char *out, const struct pprof_opts *o)
+{
+	struct builder b = { 0 };
+	struct profile_opts po = { .cache = o ? o->cache : NULL };
+	struct profile_info info = { 0 };
+	PProfile pr = PERFTOOLS__PROFILES__PROFILE__INIT;
+	struct packed p = { 0 };
+	uint8_t *buf = NULL;
+	size_t len;
+	int err;
+
+	b.scratch = malloc((PROFILE_MAX_FRAMES + 2) * sizeof(__u64));
+	b.strs = calloc(1, sizeof(*b.strs));	/* index 0 is "" */
+	b.strs_cap = b.nr_strs = 1;
+	if (!b.scratch || !b.strs || !(b.strs[0] = strdup(""))) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	err = profile__read(in, &po, on_sample, &b, &info);
+	if (!err && !info.samples) {
+		pr_err("%s: no samples to export", in);
+		err = -ENODATA;
+		goto out;
+	}
+	if (err)
+		goto out;	/* profile__read said why */
+	err = assemble(&b, &info, period_is_ns(info.attr_type, info.attr_config), in, &pr, &p);
+	if (err)
+		goto fail;
+	len = protobuf_c_message_get_packed_size(&pr.base);
+	buf = malloc(len ? len : 1);
+	if (!buf) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	protobuf_c_message_pack(&pr.base, buf);
+	err = write_gz(out, buf, len);
+	if (err)
+		pr_err("cannot write %s: %s", out, strerror(-err));
+	else
+		pr_info("%s: %llu samples, %zu stacks, %zu functions, %zu mappings, %zu bytes before gzip",
+			out, (unsigned long long)info.samples, b.nr_samples, b.nr_fns, b.nr_maps, len);
+	goto out;
+fail:
+	if (err == -ENOMEM)
+		pr_err("%s: out of memory exporting to pprof", in);
+out:
+	free(buf);
+	packed_free(&p);
+	builder_free(&b);
+	profile_info_free(&info);
+	return err;
+}
+
+static const char export_usage[] =
+"Usage: precord export --pprof [-i FILE] [-o OUT] [--buildid-dir DIR] [-v|-q]\n"
+"Convert a perf.data file (precord's or perf record's) to another format.\n"
+"  --pprof             gzipped profile.proto for go tool pprof, Pyroscope, Parca\n"
+"  -i, --input FILE    the recording (default: perf.data)\n"
+"  -o, --output OUT    the profile (default: FILE.pb.gz)\n"
+"      --buildid-dir DIR  build-id cache to take symbols from (default: perf's, ~/.debug)\n"
+"  -v, --verbose       say more (-vv: why DSOs have no symbols)\n"
+"  -q, --quiet         only errors\n";
+
+int export_main(int argc, char **argv)
+{
+	enum { OPT_PPROF = 256, OPT_BUILDID_DIR };
+	static const struct option lopts[] = {
+		{ "pprof", no_argument, NULL, OPT_PPROF },
+		{ "input", required_argument, NULL, 'i' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "buildid-dir", required_argument, NULL, OPT_BUILDID_DIR },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *in = "perf.data", *dir = NULL;
+	char *out = NULL, *def = NULL;
+	struct pprof_opts o = { 0 };
+	bool pprof = false;
+	int c, err;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "i:o:vqh", lopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_PPROF:		pprof = true; break;
+		case 'i':		in = optarg; break;
+		case 'o':		out = optarg; break;
+		case OPT_BUILDID_DIR:	dir = optarg; break;
+		case 'v':		log_verbosity++; break;
+		case 'q':		log_verbosity = -1; break;
+		case 'h':		fputs(export_usage, stdout); return 0;
+		default:		fputs(export_usage, stderr); return 2;
+		}
+	}
+	if (optind < argc || !pprof) {
+		pr_err("export: %s; try: precord export --pprof -i FILE -o OUT.pb.gz",
+		       optind < argc ? "unexpected argument" : "say the format (--pprof)");
+		return 2;
+	}
+	if (!out && asprintf(&def, "%s.pb.gz", in) < 0)
+		return 1;
+	o.cache = sym_cache__new(dir);
+	if (!o.cache) {
+		pr_err("export: %s", strerror(errno));
+		free(def);
+		return 1;
+	}
+	err = pprof_export(in, out ? out : def, &o);
+	if (!err)
+		pr_info("export: wrote %s", out ? out : def);
+	sym_cache__free(o.cache);
+	free(def);
+	return err ? 1 : 0;
+}

@@ -1,0 +1,798 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Symbolizer: per process the mappings of MMAP/MMAP2 records (copied at
+ * FORK, as perf copies them), per thread its COMM, and symbol tables from
+ * a cache shared across files.
+ */
+#include "report/symbolizer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "elf/buildid.h"
+#include "perfdata/buildid_cache.h"
+#include "precord/perf_file.h"
+#include "report/symtab.h"
+#include "util/array.h"
+#include "util/keymap.h"
+#include "util/log.h"
+
+/* ---- the cache shared across files ------------------------------------- */
+
+struct sym_cache {
+	char *dir;			/* build-id cache; NULL: none */
+	struct keymap index;		/* key → slot + 1 */
+	struct symtab **tabs;		/* NULL: tried, no symbols */
+	size_t nr, cap;
+	struct sym_cache_stats st;
+};
+
+struct sym_cache *sym_cache__new(const char *buildid_dir)
+{
+	struct sym_cache *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->dir = buildid_cache_dir(buildid_dir);
+	if (!c->dir && errno == ENOMEM) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+void sym_cache__free(struct sym_cache *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->nr; i++)
+		symtab__free(c->tabs[i]);
+	free(c->tabs);
+	keymap_free(&c->index);
+	free(c->dir);
+	free(c);
+}
+
+const struct sym_cache_stats *sym_cache__stats(const struct sym_cache *c)
+{
+	return &c->st;
+}
+
+/* The slot of key: *found when it was loaded (or tried) before. */
+static struct symtab **cache_slot(struct sym_cache *c, const char *key, bool *found)
+{
+	bool added;
+	uint64_t *v = keymap_put(&c->index, key, strlen(key), &added);
+
+	c->st.lookups++;
+	*found = v && !added;
+	if (!v)
+		return NULL;
+	if (added) {
+		if (ARRAY_GROW(c->tabs, c->cap, c->nr + 1))
+			return NULL;	/* the key stays, pointing nowhere: never found */
+		c->tabs[c->nr] = NULL;
+		*v = ++c->nr;
+	}
+	if (!*v || *v > c->nr)
+		return NULL;
+	return &c->tabs[*v - 1];
+}
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void cache_account(struct sym_cache *c, struct symtab *t, double t0)
+{
+	c->st.loads++;
+	c->st.load_seconds += now_seconds() - t0;
+	if (!t) {
+		c->st.failed++;
+		return;
+	}
+	c->st.symbols += symtab__nr(t);
+	c->st.bytes += symtab__bytes(t);
+}
+
+/* ---- per file ---------------------------------------------------------- */
+
+enum dso_kind { DSO_ELF, DSO_KERNEL, DSO_VDSO, DSO_PERFMAP, DSO_NONE };
+
+struct sdso {
+	struct sym_dso pub;
+	char *name;
+	char hex[BUILD_ID_HEX_SIZE];
+	__u8 bid[BUILD_ID_SIZE];
+	int bid_size;
+	enum dso_kind kind;
+	bool tried;
+	struct symtab *tab;
+};
+
+struct smap {
+	__u64 start, end, pgoff;
+	struct sdso *dso;
+};
+
+struct sproc {
+	struct smap *maps;		/* sorted by start, not overlapping */
+	size_t nr, cap;
+};
+
+/* Values of a keymap kept in an array, so they can be freed: the map
+ * holds index + 1. */
+struct table {
+	struct keymap index;
+	void **v;
+	size_t nr, cap;
+};
+
+static void *table_get(const struct table *t, __u64 key)
+{
+	uint64_t *i = keymap_get_u64(&t->index, key);
+
+	return i && *i && *i <= t->nr ? t->v[*i - 1] : NULL;
+}
+
+/* Set key to val (a previous value is returned through *old, not freed). */
+static int table_set(struct table *t, __u64 key, void *val, void **old)
+{
+	bool added;
+	uint64_t *i = keymap_put_u64(&t->index, key, &added);
+
+	*old = NULL;
+	if (!i)
+		return -ENOMEM;
+	if (!added && *i && *i <= t->nr) {
+		*old = t->v[*i - 1];
+		t->v[*i - 1] = val;
+		return 0;
+	}
+	if (ARRAY_GROW(t->v, t->cap, t->nr + 1)) {
+		*i = 0;
+		return -ENOMEM;
+	}
+	t->v[t->nr++] = val;
+	*i = t->nr;
+	return 0;
+}
+
+static void table_free(struct table *t, void (*free_fn)(void *))
+{
+	for (size_t i = 0; i < t->nr; i++)
+		free_fn(t->v[i]);
+	free(t->v);
+	keymap_free(&t->index);
+}
+
+struct symbolizer {
+	struct sym_cache *c;
+	const struct perf_reader *r;
+	bool same_host;
+	char *input_dir, *input_base;
+	struct keymap dso_index;	/* name + '\0' + hex → sdso * */
+	struct sdso **dsos;
+	size_t nr_dsos, dsos_cap;
+	struct table procs;		/* pid → struct sproc * */
+	struct table comms;		/* tid → char * */
+	struct table cgroups;		/* id → char * */
+	struct sdso *kernel, *unknown;
+	__u64 kmap_start, kmap_end, ktext;	/* [kernel.kallsyms]_text's MMAP */
+};
+
+static struct sdso *dso_get(struct symbolizer *s, const char *name, const __u8 *bid, int size,
+			    enum dso_kind kind)
+{
+	char key[PATH_MAX + BUILD_ID_HEX_SIZE + 2];
+	char hex[BUILD_ID_HEX_SIZE] = "";
+	size_t n;
+	bool added;
+	uint64_t *v;
+	struct sdso *d;
+
+	if (size > 0)
+		build_id_hex(bid, size, hex);
+	n = (size_t)snprintf(key, sizeof(key), "%s%c%s", name, 0, hex);
+	v = keymap_put(&s->dso_index, key, n < sizeof(key) ? n : sizeof(key), &added);
+	if (!v)
+		return s->unknown;
+	if (!added)
+		return (struct sdso *)(uintptr_t)*v;
+	d = calloc(1, sizeof(*d));
+	if (!d || ARRAY_GROW(s->dsos, s->dsos_cap, s->nr_dsos + 1) || !(d->name = strdup(name))) {
+		free(d);
+		*v = (uintptr_t)s->unknown;	/* never NULL for later lookups */
+		return s->unknown;
+	}
+	memcpy(d->hex, hex, sizeof(hex));
+	if (size > 0)
+		memcpy(d->bid, bid, (size_t)size);
+	d->bid_size = size > 0 ? size : 0;
+	d->kind = kind;
+	d->pub = (struct sym_dso){ d->name, d->hex, kind == DSO_KERNEL };
+	s->dsos[s->nr_dsos++] = d;
+	*v = (uintptr_t)d;
+	return d;
+}
+
+static bool host_matches(const struct perf_reader *r)
+{
+	const char *h = perf_reader__hostname(r), *rel = perf_reader__osrelease(r);
+	struct utsname u;
+
+	return h && rel && !uname(&u) && !strcmp(h, u.nodename) && !strcmp(rel, u.release);
+}
+
+struct symbolizer *symbolizer__new(struct sym_cache *c, const struct perf_reader *r)
+{
+	struct symbolizer *s = calloc(1, sizeof(*s));
+	const struct perf_build_id *kb;
+	const char *path = perf_reader__path(r), *slash = strrchr(path, '/');
+
+	if (!s)
+		return NULL;
+	s->c = c;
+	s->r = r;
+	s->same_host = host_matches(r);
+	s->input_dir = slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
+	s->input_base = strdup(slash ? slash + 1 : path);
+	s->unknown = calloc(1, sizeof(*s->unknown));
+	if (!s->input_dir || !s->input_base || !s->unknown ||
+	    !(s->unknown->name = strdup("[unknown]"))) {
+		symbolizer__free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	s->unknown->kind = DSO_NONE;
+	s->unknown->tried = true;
+	s->unknown->pub = (struct sym_dso){ s->unknown->name, s->unknown->hex, false };
+	kb = perf_reader__find_build_id(r, "[kernel.kallsyms]");
+	s->kernel = dso_get(s, "[kernel.kallsyms]", kb ? kb->id : NULL, kb ? kb->size : 0,
+			    DSO_KERNEL);
+	return s;
+}
+
+static void proc_free(void *p)
+{
+	struct sproc *pr = p;
+
+	if (pr)
+		free(pr->maps);
+	free(pr);
+}
+
+void symbolizer__free(struct symbolizer *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nr_dsos; i++) {
+		free(s->dsos[i]->name);
+		free(s->dsos[i]);
+	}
+	free(s->dsos);
+	keymap_free(&s->dso_index);
+	table_free(&s->procs, proc_free);
+	table_free(&s->comms, free);
+	table_free(&s->cgroups, free);
+	free(s->input_dir);
+	free(s->input_base);
+	if (s->unknown)
+		free(s->unknown->name);
+	free(s->unknown);
+	free(s);
+}
+
+bool symbolizer__same_host(const struct symbolizer *s)
+{
+	return s->same_host;
+}
+
+const char *symbolizer__comm(const struct symbolizer *s, __u32 tid)
+{
+	return table_get(&s->comms, tid);
+}
+
+const char *symbolizer__cgroup(const struct symbolizer *s, __u64 id)
+{
+	return table_get(&s->cgroups, id);
+}
+
+/* ---- loading a DSO's symbols ------------------------------------------- */
+
+/* The ELF at path if its build-id is d's (or d has none); fd or -1. */
+static int open_matching(const struct sdso *d, const char *path)
+{
+	__u8 id[BUILD_ID_SIZE];
+	int fd = open_regular_file(path, -1), n;
+
+	if (fd < 0 || !d->bid_size)
+		return fd;
+	n = elf_build_id_fd(fd, id);
+	if (n >= d->bid_size && !memcmp(id, d->bid, (size_t)d->bid_size))
+		return fd;
+	pr_debug("%s: build-id does not match the recorded %s", path, d->hex);
+	close(fd);
+	return -1;
+}
+
+/* DIR/.build-id/xx/REST/what (what "": the link itself, older layouts). */
+static int open_cached(const struct symbolizer *s, const struct sdso *d, const char *what)
+{
+	char path[PATH_MAX];
+
+	if (!s->c->dir || d->bid_size < 2)
+		return -1;
+	snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s%s%s", s->c->dir, d->hex, d->hex + 2,
+		 *what ? "/" : "", what);
+	return *what ? open_matching(d, path) : open_regular_file(path, -1);
+}
+
+static struct symtab *load_elf_dso(struct symbolizer *s, struct sdso *d)
+{
+	char path[PATH_MAX];
+	const char *base = strrchr(d->name, '/');
+	struct symtab *t = NULL;
+	int fd = open_cached(s, d, "elf");
+
+	if (fd < 0 && d->bid_size)
+		fd = open_cached(s, d, "");
+	if (fd >= 0 && d->bid_size) {	/* the bare link: check its id too */
+		__u8 id[BUILD_ID_SIZE];
+
+		if (elf_build_id_fd(fd, id) < d->bid_size || memcmp(id, d->bid, (size_t)d->bid_size)) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	if (fd < 0 && d->name[0] == '/')
+		fd = open_matching(d, d->name);
+	/* a precord JIT image moved with its recording: FILE.jit/jit-N.so */
+	if (fd < 0 && base && base - d->name > 4 && !strncmp(base - 4, ".jit", 4)) {
+		snprintf(path, sizeof(path), "%s/%s.jit%s", s->input_dir, s->input_base, base);
+		fd = open_matching(d, path);
+	}
+	/* perf record lists only the DSOs with samples of their own: on the
+	 * recording host the file at the path tells the others' ids */
+	if (fd >= 0 && !d->bid_size && s->same_host) {
+		int n = elf_build_id_fd(fd, d->bid);
+
+		d->bid_size = n > 0 ? n : 0;
+		build_id_hex(d->bid, d->bid_size, d->hex);
+	}
+	if (fd >= 0) {
+		int dfd = -1;
+
+		/* Debian's -dbg packages: the .symtab of a stripped DSO */
+		if (d->bid_size >= 2) {
+			snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug", d->hex,
+				 d->hex + 2);
+			dfd = open_regular_file(path, -1);
+		}
+		t = symtab__load_elf_debug(fd, dfd, d->name);
+		if (dfd >= 0)
+			close(dfd);
+		close(fd);
+	}
+	return t;
+}
+
+static struct symtab *load_kernel(struct symbolizer *s, struct sdso *d)
+{
+	__u8 id[BUILD_ID_SIZE];
+	struct symtab *t = NULL;
+	int fd = open_cached(s, d, "");
+
+	if (fd >= 0) {
+		close(fd);
+		fd = -1;
+		if (s->c->dir) {
+			char path[PATH_MAX];
+
+			snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s/kallsyms", s->c->dir,
+				 d->hex, d->hex + 2);
+			fd = open_regular_file(path, -1);
+		}
+	}
+	if (fd < 0 && s->same_host &&
+	    (!d->bid_size || (kernel_build_id(id) >= d->bid_size &&
+			      !memcmp(id, d->bid, (size_t)d->bid_size))))
+		fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		t = symtab__load_kallsyms(fd, "kallsyms");
+		close(fd);
+	}
+	return t;
+}
+
+static struct symtab *load_vdso(struct symbolizer *s, struct sdso *d)
+{
+	__u8 id[BUILD_ID_SIZE];
+	const void *image;
+	size_t len;
+	int fd = open_cached(s, d, "vdso");
+	struct symtab *t = NULL;
+
+	if (fd >= 0) {
+		t = symtab__load_elf(fd, d->name);
+		close(fd);
+	} else if (s->same_host && vdso_build_id(id, &image, &len) >= d->bid_size &&
+		   (!d->bid_size || !memcmp(id, d->bid, (size_t)d->bid_size))) {
+		t = symtab__load_elf_mem(image, len, d->name);
+	}
+	return t;
+}
+
+static struct symtab *load_perfmap(struct symbolizer *s, struct sdso *d)
+{
+	struct symtab *t = NULL;
+	int fd;
+
+	if (!s->same_host)
+		return NULL;
+	fd = open_regular_file(d->name, -1);
+	if (fd >= 0) {
+		t = symtab__load_perfmap(fd, d->name);
+		close(fd);
+	}
+	return t;
+}
+
+/* The cache key of d's table. */
+static void dso_key(const struct symbolizer *s, const struct sdso *d, char *key, size_t size)
+{
+	struct stat st = { 0 };
+
+	switch (d->kind) {
+	case DSO_KERNEL:
+		if (d->bid_size)
+			snprintf(key, size, "K:%s", d->hex);
+		else
+			snprintf(key, size, "K:%s", s->same_host ? "this host" : "");
+		break;
+	case DSO_PERFMAP:
+		stat(d->name, &st);
+		snprintf(key, size, "M:%s:%llu:%llu:%lld", d->name, (unsigned long long)st.st_ino,
+			 (unsigned long long)st.st_size, (long long)st.st_mtime);
+		break;
+	default:
+		if (d->bid_size)
+			snprintf(key, size, "B:%s", d->hex);
+		else
+			snprintf(key, size, "P:%s", d->name);
+	}
+}
+
+static struct symtab *dso_symtab(struct symbolizer *s, struct sdso *d)
+{
+	char key[PATH_MAX + 64];
+	struct symtab **slot;
+	bool found;
+	double t0;
+
+	if (d->tried)
+		return d->tab;
+	d->tried = true;
+	dso_key(s, d, key, sizeof(key));
+	if (!strcmp(key, "K:"))		/* another host's kernel, not cached */
+		return NULL;
+	slot = cache_slot(s->c, key, &found);
+	if (!slot || found)
+		return d->tab = slot ? *slot : NULL;
+	t0 = now_seconds();
+	switch (d->kind) {
+	case DSO_ELF:		*slot = load_elf_dso(s, d); break;
+	case DSO_KERNEL:	*slot = load_kernel(s, d); break;
+	case DSO_VDSO:		*slot = load_vdso(s, d); break;
+	case DSO_PERFMAP:	*slot = load_perfmap(s, d); break;
+	case DSO_NONE:		break;
+	}
+	cache_account(s->c, *slot, t0);
+	if (!*slot)
+		pr_debug("%s: no symbols for %s (%s)", perf_reader__path(s->r), d->name,
+			 *d->hex ? d->hex : "no build-id");
+	return d->tab = *slot;
+}
+
+/* ---- processes and mappings --------------------------------------------- */
+
+static struct sproc *proc_get(struct symbolizer *s, __u32 pid, bool create)
+{
+	struct sproc *p = table_get(&s->procs, pid);
+	void *old;
+
+	if (p || !create)
+		return p;
+	p = calloc(1, sizeof(*p));
+	if (!p || table_set(&s->procs, pid, p, &old)) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+/* Insert m, cutting what it overlaps (a later mapping wins, as in perf). */
+static int proc_insert(struct sproc *p, const struct smap *m)
+{
+	size_t i = 0, w = 0;
+	struct smap tail = { 0 };
+	bool split = false;
+
+	/* room for m and one split piece */
+	if (ARRAY_GROW(p->maps, p->cap, p->nr + 2))
+		return -ENOMEM;
+	for (i = 0; i < p->nr; i++) {
+		struct smap o = p->maps[i];
+
+		if (o.end <= m->start || o.start >= m->end) {
+			p->maps[w++] = o;
+			continue;
+		}
+		if (o.start < m->start && o.end > m->end) {	/* m inside o */
+			tail = o;
+			tail.pgoff += m->end - o.start;
+			tail.start = m->end;
+			split = true;
+		}
+		if (o.start < m->start) {
+			o.end = m->start;
+			p->maps[w++] = o;
+		} else if (o.end > m->end && !split) {
+			o.pgoff += m->end - o.start;
+			o.start = m->end;
+			p->maps[w++] = o;
+		}
+	}
+	p->nr = w;
+	for (i = 0; i < p->nr && p->maps[i].start < m->start; i++)
+		;
+	memmove(&p->maps[i + 1], &p->maps[i], (p->nr - i) * sizeof(*p->maps));
+	p->maps[i] = *m;
+	p->nr++;
+	if (split) {
+		for (i = 0; i < p->nr && p->maps[i].start < tail.start; i++)
+			;
+		memmove(&p->maps[i + 1], &p->maps[i], (p->nr - i) * sizeof(*p->maps));
+		p->maps[i] = tail;
+		p->nr++;
+	}
+	return 0;
+}
+
+static const struct smap *proc_find(const struct sproc *p, __u64 ip)
+{
+	size_t lo = 0, hi = p->nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->maps[mid].start <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && ip < p->maps[lo - 1].end ? &p->maps[lo - 1] : NULL;
+}
+
+static bool is_anon(const char *name)
+{
+	return !strncmp(name, "//anon", 6) || !strncmp(name, "/dev/zero", 9) ||
+	       !strncmp(name, "/anon_hugepage", 14);
+}
+
+static int on_mmap(struct symbolizer *s, const struct perf_event_view *ev)
+{
+	const struct perf_mmap_view *m = &ev->mmap;
+	__u16 mode = ev->misc & PERF_RECORD_MISC_CPUMODE_MASK;
+	const struct perf_build_id *b;
+	char name[64];
+	struct smap sm = { m->start, m->start + m->len, m->pgoff, NULL };
+	struct sproc *p;
+
+	if (mode == PERF_RECORD_MISC_KERNEL || mode == PERF_RECORD_MISC_GUEST_KERNEL) {
+		if (!strncmp(m->filename, "[kernel.kallsyms]", 17) && mode == PERF_RECORD_MISC_KERNEL) {
+			s->kmap_start = m->start;
+			s->kmap_end = m->start + m->len;
+			s->ktext = m->pgoff;
+		}
+		return 0;
+	}
+	if ((ev->misc & PERF_RECORD_MISC_MMAP_DATA) || !m->len)
+		return 0;
+	if (is_anon(m->filename)) {
+		snprintf(name, sizeof(name), "/tmp/perf-%u.map", m->pid);
+		sm.dso = dso_get(s, name, NULL, 0, DSO_PERFMAP);
+	} else if (m->build_id_size) {
+		sm.dso = dso_get(s, m->filename, m->build_id, m->build_id_size, DSO_ELF);
+	} else {
+		b = perf_reader__find_build_id(s->r, m->filename);
+		sm.dso = dso_get(s, m->filename, b ? b->id : NULL, b ? b->size : 0, DSO_ELF);
+	}
+	if (!strcmp(m->filename, "[vdso]"))
+		sm.dso->kind = DSO_VDSO;
+	else if (m->filename[0] == '[' && sm.dso->kind == DSO_ELF)
+		sm.dso->kind = DSO_NONE;	/* [heap], [stack], … */
+	p = proc_get(s, m->pid, true);
+	return p ? proc_insert(p, &sm) : -ENOMEM;
+}
+
+static int on_fork(struct symbolizer *s, const struct perf_event_view *ev)
+{
+	const char *pc = table_get(&s->comms, ev->task.ptid);
+	struct sproc *parent, *child;
+	void *old;
+	char *comm;
+
+	if (pc && !table_get(&s->comms, ev->task.tid)) {
+		comm = strdup(pc);
+		if (!comm || table_set(&s->comms, ev->task.tid, comm, &old)) {
+			free(comm);
+			return -ENOMEM;
+		}
+		free(old);
+	}
+	if (ev->task.pid == ev->task.ppid)
+		return 0;		/* a thread: shares its process's maps */
+	parent = proc_get(s, ev->task.ppid, false);
+	child = proc_get(s, ev->task.pid, true);
+	if (!child)
+		return -ENOMEM;
+	if (!parent || parent == child || !parent->nr)
+		return 0;
+	if (ARRAY_GROW(child->maps, child->cap, parent->nr))
+		return -ENOMEM;
+	memcpy(child->maps, parent->maps, parent->nr * sizeof(*child->maps));
+	child->nr = parent->nr;
+	return 0;
+}
+
+static int set_string(struct table *t, __u64 key, const char *str)
+{
+	char *v = strdup(str);
+	void *old;
+
+	if (!v || table_set(t, key, v, &old)) {
+		free(v);
+		return -ENOMEM;
+	}
+	free(old);
+	return 0;
+}
+
+int symbolizer__event(struct symbolizer *s, const struct perf_event_view *ev)
+{
+	switch (ev->type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		return on_mmap(s, ev);
+	case PERF_RECORD_COMM:
+		return set_string(&s->comms, ev->comm.tid, ev->comm.comm);
+	case PERF_RECORD_FORK:
+		return on_fork(s, ev);
+	case PERF_RECORD_CGROUP:
+		return set_string(&s->cgroups, ev->cgroup.id, ev->cgroup.path);
+	default:
+		return 0;
+	}
+}
+
+/* ---- resolving ---------------------------------------------------------- */
+
+static void resolve_kernel(struct symbolizer *s, __u64 ip, struct sym_frame *f)
+{
+	struct symtab *t = dso_symtab(s, s->kernel);
+	const struct sym *sym;
+	__u64 at = ip;
+
+	f->dso = &s->kernel->pub;
+	f->map_start = s->kmap_start;
+	f->map_end = s->kmap_end;
+	f->map_pgoff = s->ktext;
+	if (!t)
+		return;
+	if (s->ktext && symtab__text(t))	/* KASLR: another boot of this kernel */
+		at = ip - s->ktext + symtab__text(t);
+	sym = symtab__find(t, at);
+	if (!sym)
+		return;
+	f->sym = sym->name;
+	f->sym_off = at - sym->start;
+	if (sym->module) {
+		struct sdso *m = dso_get(s, sym->module, NULL, 0, DSO_KERNEL);
+
+		m->tried = true;
+		f->dso = &m->pub;
+	}
+}
+
+static void resolve_user(struct symbolizer *s, __u32 pid, __u64 ip, struct sym_frame *f)
+{
+	const struct sproc *p = proc_get(s, pid, false);
+	const struct smap *m = p ? proc_find(p, ip) : NULL;
+	const struct sym *sym;
+	struct symtab *t;
+	__u64 at;
+
+	if (!m)
+		return;
+	f->dso = &m->dso->pub;
+	f->map_start = m->start;
+	f->map_end = m->end;
+	f->map_pgoff = m->pgoff;
+	t = dso_symtab(s, m->dso);
+	if (!t)
+		return;
+	at = m->dso->kind == DSO_PERFMAP ? ip : ip - m->start + m->pgoff;
+	sym = symtab__find(t, at);
+	if (sym) {
+		f->sym = sym->name;
+		f->sym_off = at - sym->start;
+	}
+}
+
+enum ctx { CTX_USER, CTX_KERNEL, CTX_OTHER };
+
+static void resolve(struct symbolizer *s, __u32 pid, enum ctx ctx, __u64 ip, struct sym_frame *f)
+{
+	*f = (struct sym_frame){ .ip = ip, .dso = &s->unknown->pub };
+	if (ctx == CTX_KERNEL)
+		resolve_kernel(s, ip, f);
+	else if (ctx == CTX_USER)
+		resolve_user(s, pid, ip, f);
+}
+
+static enum ctx misc_ctx(__u16 misc)
+{
+	switch (misc & PERF_RECORD_MISC_CPUMODE_MASK) {
+	case PERF_RECORD_MISC_KERNEL:	return CTX_KERNEL;
+	case PERF_RECORD_MISC_USER:	return CTX_USER;
+	default:			return CTX_OTHER;
+	}
+}
+
+size_t symbolizer__frames(struct symbolizer *s, const struct perf_event_view *ev,
+			  struct sym_frame *out, size_t max)
+{
+	const struct perf_sample_view *sm = &ev->sample;
+	enum ctx ctx = misc_ctx(ev->misc);
+	size_t n = 0;
+
+	if (!max || ev->type != PERF_RECORD_SAMPLE)
+		return 0;
+	for (__u64 i = 0; sm->callchain && i < sm->nr_callchain && n < max; i++) {
+		__u64 ip = sm->callchain[i];
+
+		if (ip >= (__u64)-4095) {	/* PERF_CONTEXT_MAX */
+			switch (ip) {
+			case PERF_CONTEXT_KERNEL:	ctx = CTX_KERNEL; break;
+			case PERF_CONTEXT_USER:		ctx = CTX_USER; break;
+			case PERF_CONTEXT_HV:
+			case PERF_CONTEXT_GUEST:
+			case PERF_CONTEXT_GUEST_KERNEL:
+			case PERF_CONTEXT_GUEST_USER:	ctx = CTX_OTHER; break;
+			default:		/* perf drops such a chain */
+				n = 0;
+				goto no_chain;
+			}
+			continue;
+		}
+		resolve(s, sm->pid, ctx, ip, &out[n++]);
+	}
+	if (n)
+		return n;
+no_chain:
+	resolve(s, sm->pid, misc_ctx(ev->misc), sm->ip, &out[0]);
+	return 1;
+}

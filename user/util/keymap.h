@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A hash map from byte-string keys (copied in) to u64 values: open
+ * addressing, grows at 3/4 full.  For interning (names, build-ids, pids,
+ * address pairs) where each key is looked up many times.
+ */
+#ifndef PRECORD_UTIL_KEYMAP_H
+#define PRECORD_UTIL_KEYMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct keymap_slot;
+
+struct keymap {
+	struct keymap_slot *slots;
+	size_t cap, nr;
+};
+
+/* The value of key, or NULL when absent (valid until the next put). */
+uint64_t *keymap_get(const struct keymap *m, const void *key, size_t len);
+/* The value slot of key, added with value 0 (and *added = true) when
+ * absent; NULL on allocation failure.  Valid until the next put. */
+uint64_t *keymap_put(struct keymap *m, const void *key, size_t len, bool *added);
+void keymap_free(struct keymap *m);
+
+static inline uint64_t *keymap_get_u64(const struct keymap *m, uint64_t key)
+{
+	return keymap_get(m, &key, sizeof(key));
+}
+
+static inline uint64_t *keymap_put_u64(struct keymap *m, uint64_t key, bool *added)
+{
+	return keymap_put(m, &key, sizeof(key), added);
+}
+
+#endif
