@@ -1,164 +1,186 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * STAND-IN until the perf.data reader and symbolizer of user/report/ land:
- * the samples as `perf script` prints them.  Times: perf's monotonic
- * clock, placed on the wall clock by the file's mtime (the last sample).
+ * The samples of a perf.data for push, from the report reader and
+ * symbolizer (report/profile.h), with one symbol cache for every file of
+ * the push.  Times go on the wall clock by the file's CLOCK_DATA feature
+ * (precord's files and perf record -k's have it), else by its mtime taken
+ * as the time of the last sample (one extra pass of the reader, without
+ * symbols).
  */
 #include "source.h"
 
 #include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
+#include <unistd.h>
 
-#include "util/buf.h"
+#include "precord/perf_file.h"
+#include "report/perf_reader.h"
+#include "report/profile.h"
+#include "util/array.h"
+#include "util/io.h"
 #include "util/log.h"
 
 struct fleet_source {
-	int unused;
+	struct sym_cache *cache;
+	struct fleet_frame *frames;
+	size_t cap;
 };
 
 struct fleet_source *fleet_source__new(void)
 {
-	return calloc(1, sizeof(struct fleet_source));
+	struct fleet_source *src = calloc(1, sizeof(*src));
+
+	if (!src)
+		return NULL;
+	src->cache = sym_cache__new(NULL);
+	if (!src->cache) {
+		free(src);
+		return NULL;
+	}
+	return src;
 }
 
 void fleet_source__free(struct fleet_source *src)
 {
+	if (!src)
+		return;
+	sym_cache__free(src->cache);
+	free(src->frames);
 	free(src);
 }
 
-static int run_script(const char *path, struct pbuf *out)
+/*
+ * CLOCK_DATA (perf's feature 29): u32 version, u32 clockid, u64 wall clock
+ * ns, u64 clock ns, the two read together.  0 (wall and clock set) or -1.
+ */
+static int clock_data(int fd, __u64 *wall, __u64 *clock)
 {
-	char *cmd = NULL;
-	FILE *f;
-	char buf[65536];
-	size_t n;
-	int st;
+	struct perf_file_header h;
+	struct perf_file_section sec;
+	struct { __u32 version, clockid; __u64 wall, clock; } cd;
+	struct stat st;
+	int nth = 0;
 
-	if (strchr(path, '\''))
-		return -EINVAL;
-	if (asprintf(&cmd, "perf script -i '%s' -F comm,pid,time,period,ip,sym,dso --ns 2>/dev/null", path) < 0)
-		return -ENOMEM;
-	f = popen(cmd, "r");
-	free(cmd);
-	if (!f)
+	if (fstat(fd, &st) || pread_full(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+	    !(h.adds_features[HEADER_CLOCK_DATA / 64] & (1ULL << (HEADER_CLOCK_DATA % 64))))
+		return -1;
+	for (int i = 0; i < HEADER_CLOCK_DATA; i++)
+		nth += !!(h.adds_features[i / 64] & (1ULL << (i % 64)));
+	if (h.data.offset > (__u64)st.st_size || h.data.size > (__u64)st.st_size - h.data.offset ||
+	    pread_full(fd, &sec, sizeof(sec), (off_t)(h.data.offset + h.data.size +
+						       (__u64)nth * sizeof(sec))) != (ssize_t)sizeof(sec) ||
+	    sec.size < sizeof(cd) || sec.offset > (__u64)st.st_size - sizeof(cd) ||
+	    pread_full(fd, &cd, sizeof(cd), (off_t)sec.offset) != (ssize_t)sizeof(cd) ||
+	    cd.version != 1 || !cd.wall)
+		return -1;
+	*wall = cd.wall;
+	*clock = cd.clock;
+	return 0;
+}
+
+static int last_time_cb(void *ctx, const struct perf_event_view *ev)
+{
+	if (ev->type == PERF_RECORD_SAMPLE && ev->sample.time > *(__u64 *)ctx)
+		*(__u64 *)ctx = ev->sample.time;
+	return 0;
+}
+
+/* The offset from the file's clock to the wall clock, in ns. */
+static int wall_offset(const char *path, __s64 *off)
+{
+	__u64 wall, clock, last = 0;
+	struct perf_reader *r;
+	struct stat st;
+	int fd = open_regular_file(path, -1), err = 0;
+
+	if (fd < 0)
+		return fd;
+	if (!clock_data(fd, &wall, &clock)) {
+		close(fd);
+		*off = (__s64)(wall - clock);
+		return 0;
+	}
+	if (fstat(fd, &st))
+		err = -errno;
+	close(fd);
+	if (err)
+		return err;
+	r = perf_reader__open(path);
+	if (!r)
 		return -errno;
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		pbuf_put(out, buf, n);
-	st = pclose(f);
-	pbuf_put_u8(out, 0);
-	if (out->err)
+	err = perf_reader__read(r, last_time_cb, &last);
+	perf_reader__free(r);
+	if (err < 0)
+		return err;
+	*off = (__s64)((__u64)st.st_mtim.tv_sec * 1000000000ULL + (__u64)st.st_mtim.tv_nsec - last);
+	return 0;
+}
+
+struct read_ctx {
+	struct fleet_source *src;
+	fleet_sample_cb cb;
+	void *ctx;
+	__s64 off;
+	__u64 samples;
+};
+
+static int on_profile_sample(void *arg, const struct profile_sample *ps)
+{
+	struct read_ctx *rc = arg;
+	struct fleet_source *src = rc->src;
+	struct fleet_sample s;
+
+	if (ARRAY_GROW(src->frames, src->cap, ps->nr_frames))
 		return -ENOMEM;
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EINVAL;
+	for (size_t i = 0; i < ps->nr_frames; i++) {
+		const struct sym_frame *f = &ps->frames[i];
+
+		src->frames[i] = (struct fleet_frame){
+			f->sym ? f->sym : "[unknown]",
+			f->dso && f->dso->name ? f->dso->name : "[unknown]",
+			f->dso && f->dso->build_id ? f->dso->build_id : "",
+		};
+	}
+	s = (struct fleet_sample){
+		.time = (uint64_t)((__s64)ps->time + rc->off) / 1000000000ULL,
+		.pid = ps->pid,
+		.comm = ps->comm ? ps->comm : "",
+		.cgroup = ps->cgroup ? ps->cgroup : "",
+		/* a sample record is one sample, as perf report counts them;
+		 * an --aggregate file's records weigh more through PERIOD */
+		.count = 1,
+		.weight = ps->period,
+		.nr = (int)ps->nr_frames,
+		.frames = src->frames,
+	};
+	rc->samples++;
+	return rc->cb(rc->ctx, &s);
 }
 
 int fleet_source__read(struct fleet_source *src, const char *path, fleet_sample_cb cb,
 		       void *ctx, struct fleet_file_info *info)
 {
-	struct pbuf out = { 0 };
-	struct fleet_frame frames[256];
-	struct fleet_sample s = { 0 };
-	struct stat st;
-	double last = 0, wall;
-	char *p, *line, *save = NULL;
+	struct read_ctx rc = { src, cb, ctx, 0, 0 };
+	struct profile_opts o = { .cache = src->cache };
+	struct profile_info pi;
 	int err;
 
-	(void)src;
-	if (stat(path, &st))
-		return -errno;
-	err = run_script(path, &out);
+	memset(info, 0, sizeof(*info));
+	err = wall_offset(path, &rc.off);
 	if (err) {
-		pr_err("push: %s: perf script cannot read it", path);
-		pbuf_free(&out);
+		pr_err("push: %s: %s", path, strerror(-err));
 		return err;
 	}
-	/* last sample time */
-	for (p = (char *)out.data; (p = strchr(p, ':')); p++) {
-		char *b = p;
-		while (b > (char *)out.data && b[-1] != ' ')
-			b--;
-		if (b != p && p[1] == ' ' && strchr(b, '.') && strchr(b, '.') < p) {
-			double t = strtod(b, NULL);
-			if (t > last)
-				last = t;
-		}
+	memset(&pi, 0, sizeof(pi));
+	err = profile__read(path, &o, on_profile_sample, &rc, &pi);
+	if (!err) {
+		snprintf(info->hostname, sizeof(info->hostname), "%s", pi.host ? pi.host : "");
+		info->samples = rc.samples;
+		info->bad = pi.bad;
 	}
-	wall = (double)st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9;
-	s.frames = frames;
-	s.cgroup = "";
-	for (line = strtok_r((char *)out.data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if (line[0] != '\t' && line[0] != ' ') {
-			/* "comm pid time: period ip sym (dso)" or a header of a chain */
-			char *colon = strstr(line, ": ");
-			char *q;
-
-			if (s.comm) {
-				err = cb(ctx, &s);
-				info->samples += s.count;
-				if (err)
-					break;
-			}
-			s = (struct fleet_sample){ .frames = frames, .cgroup = "", .count = 1 };
-			if (!colon)
-				continue;
-			*colon = 0;
-			q = strrchr(line, ' ');
-			s.time = (uint64_t)(wall - (last - strtod(q + 1, NULL)));
-			*q = 0;
-			while (q > line && q[-1] == ' ')
-				*--q = 0;
-			q = strrchr(line, ' ');
-			s.pid = (uint32_t)atoi(q + 1);
-			while (q > line && q[-1] == ' ')
-				q--;
-			*q = 0;
-			s.comm = line;
-			while (*s.comm == ' ')
-				s.comm++;
-			s.weight = strtoull(colon + 2, &q, 10);
-			/* no chain: the ip line is on the same line */
-			while (*q == ' ')
-				q++;
-			if (*q) {
-				char *sym = strchr(q, ' '), *dso;
-				if (sym) {
-					sym++;
-					dso = strrchr(sym, '(');
-					if (dso) {
-						dso[-1] = 0;
-						dso++;
-						dso[strlen(dso) - 1] = 0;
-						frames[0] = (struct fleet_frame){ sym, dso, "" };
-						s.nr = 1;
-					}
-				}
-			}
-		} else if (s.comm && s.nr < 256) {
-			char *q = line, *sym, *dso;
-
-			while (*q == ' ' || *q == '\t')
-				q++;
-			sym = strchr(q, ' ');
-			if (!sym)
-				continue;
-			sym++;
-			dso = strrchr(sym, '(');
-			if (!dso || dso == sym)
-				continue;
-			dso[-1] = 0;
-			dso++;
-			dso[strlen(dso) - 1] = 0;
-			frames[s.nr++] = (struct fleet_frame){ sym, dso, "" };
-		}
-	}
-	if (!err && s.comm) {
-		err = cb(ctx, &s);
-		info->samples += s.count;
-	}
-	pbuf_free(&out);
+	profile_info_free(&pi);
 	return err;
 }
