@@ -109,6 +109,10 @@ void opts_usage(FILE *f)
 "  -o, --output FILE       output file (default perf.data; an existing one\n"
 "                          is renamed FILE.old)\n"
 "      --duration SECS     stop after SECS seconds\n"
+"      --push URL          with --switch-output: push each finished file to\n"
+"                          the fleet store at URL (ClickHouse's HTTP port)\n"
+"                          in the background (docs/fleet.md)\n"
+"      --host NAME         the host's name in the store (default: hostname)\n"
 "      --buildid-dir DIR   build-id cache (default: perf's, ~/.debug)\n"
 "  -N, --no-buildid-cache  do not copy sampled binaries into the cache\n"
 "  -q, --quiet             no progress and no summary\n"
@@ -116,7 +120,8 @@ void opts_usage(FILE *f)
 "  -h, --help              this text\n"
 "      --version           precord's version\n"
 "\n"
-"precord check: verify that this kernel has what precord needs.\n", f);
+"precord check: verify that this kernel has what precord needs.\n"
+"precord fleet-schema | push | query URL ...: the fleet store (each has --help).\n", f);
 }
 
 static int bad(const char *fmt, const char *arg)
