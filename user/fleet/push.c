@@ -606,6 +606,16 @@ int fleet_push__file(struct fleet_push *p, const char *path, struct fleet_push_r
 	err = file_identity(path, &file_id, &size);
 	if (err)
 		return fail(p, err, path, strerror(-err));
+	/* a file already there is not even read when the host is known */
+	if (p->host) {
+		err = already_stored(p, p->host, file_id, &stored);
+		if (err)
+			return fail(p, err, path, ch_conn__error(p->store.conn));
+		if (stored) {
+			r->ms = now_ms() - t0;
+			return 1;
+		}
+	}
 	reset_file(p);
 	memset(&info, 0, sizeof(info));
 	err = fleet_source__read(p->src, path, on_sample, p, &info);
@@ -614,12 +624,14 @@ int fleet_push__file(struct fleet_push *p, const char *path, struct fleet_push_r
 	host = p->host ? p->host : info.hostname[0] ? info.hostname : p->local_host;
 	r->samples = info.samples;
 	/* from here on, nothing was counted until the commit below */
-	err = already_stored(p, host, file_id, &stored);
-	if (err)
-		return fail(p, err, path, ch_conn__error(p->store.conn));
-	if (stored) {
-		r->ms = now_ms() - t0;
-		return 1;
+	if (!p->host) {
+		err = already_stored(p, host, file_id, &stored);
+		if (err)
+			return fail(p, err, path, ch_conn__error(p->store.conn));
+		if (stored) {
+			r->ms = now_ms() - t0;
+			return 1;
+		}
 	}
 	for (size_t i = 0; i < p->nr_rows; i++) {
 		if (p->rows[i].window < sp.first)
