@@ -618,7 +618,9 @@ int fleet_push__file(struct fleet_push *p, const char *path, struct fleet_push_r
 	}
 	reset_file(p);
 	memset(&info, 0, sizeof(info));
+	r->read_ms = now_ms();
 	err = fleet_source__read(p->src, path, on_sample, p, &info);
+	r->read_ms = now_ms() - r->read_ms;
 	if (err)
 		return fail(p, err, path, err == -ENOMEM ? "out of memory" : "cannot read it (see above)");
 	host = p->host ? p->host : info.hostname[0] ? info.hostname : p->local_host;
@@ -665,6 +667,7 @@ int fleet_push__file(struct fleet_push *p, const char *path, struct fleet_push_r
 		return fail(p, err, path, ch_conn__error(p->store.conn));
 	r->rows = p->nr_rows;
 	r->ms = now_ms() - t0;
+	r->store_ms = r->ms - r->read_ms;
 	return 0;
 }
 
@@ -677,7 +680,8 @@ static void push_usage(FILE *f)
 	      "cache and the binaries.  A file already in the store is skipped.\n"
 	      "  --host NAME   the host's name in the store (default: the HOSTNAME the\n"
 	      "                file recorded, else this machine's name)\n"
-	      "  -q, --quiet   no line per file\n",
+	      "  -q, --quiet   no line per file\n"
+	      "  -v, --verbose where the time went, per file\n",
 	      f);
 }
 
@@ -686,18 +690,21 @@ int fleet_push_main(int argc, char **argv)
 	static const struct option lo[] = {
 		{ "host", required_argument, NULL, 'H' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *host = NULL;
 	struct fleet_push *p;
-	bool quiet = false;
+	bool quiet = false, verbose = false;
 	int opt, failed = 0;
 
 	opterr = 0;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "qh", lo, NULL)) != -1) {
-		if (opt == 'H') {
+	while ((opt = getopt_long(argc, argv, "qvh", lo, NULL)) != -1) {
+		if (opt == 'v') {
+			verbose = true;
+		} else if (opt == 'H') {
 			host = optarg;
 		} else if (opt == 'q') {
 			quiet = true;
@@ -733,6 +740,9 @@ int fleet_push_main(int argc, char **argv)
 		} else if (!quiet) {
 			printf("%s: %" PRIu64 " samples as %" PRIu64 " rows, %" PRIu64 " new stacks, %.1f ms\n",
 			       argv[i], r.samples, r.rows, r.stacks, r.ms);
+		if (verbose && rc == 0)
+			printf("%s: read and symbolized in %.1f ms; %" PRIu64 " bytes sent in %.1f ms (%d INSERT of the rows)\n",
+			       argv[i], r.read_ms, r.bytes, r.store_ms, r.attempts);
 		}
 	}
 	fleet_push__free(p);

@@ -21,6 +21,7 @@ struct fleet_push_result {
 	uint64_t stacks;	/* stack rows inserted */
 	uint64_t bytes;		/* request bytes sent */
 	double ms;		/* wall time of the whole push */
+	double read_ms, store_ms;	/* of which reading and symbolizing, and the store's requests */
 	int attempts;		/* INSERTs of the sample rows */
 };
 
