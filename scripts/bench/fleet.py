@@ -61,21 +61,12 @@ def stored_bytes(where=""):
 
 
 def bench_push(tag, path, warmup):
-    samples = int(run(["perf", "report", "-i", path, "--stdio", "-n", "--no-children",
-                       "--sort", "comm", "-q", "-g", "none"]).split() and
-                  sum(int(l.split()[1]) for l in run(["perf", "report", "-i", path, "--stdio", "-n",
-                      "--no-children", "--sort", "comm", "-q", "-g", "none"]).splitlines()
-                      if l.strip()))
-    for t in ["samples", "stacks", "files"]:
-        sql(f"OPTIMIZE TABLE precord_{t}_local FINAL")
-    before = stored_bytes()
-    cold, out = timed([PRECORD, "push", URL, "--host", f"cold-{tag}", path])
+    """The one-minute file pushed cold (a new process: symbol tables
+    loaded, kallsyms most of it) and warm (after warmup in the same
+    process), as other hosts each time."""
+    _, out = timed([PRECORD, "push", URL, "--host", f"cold-{tag}", path])
     cold_ms = push_ms(out, path)
-    # what this one file costs the store, compressed, its stacks and its
-    # files row included (the warm pushes below are copies: not counted)
-    for t in ["samples", "stacks", "files"]:
-        sql(f"OPTIMIZE TABLE precord_{t}_local FINAL")
-    file_stored = stored_bytes() - before
+    samples = int(out.split(path + ": ", 1)[1].split()[0])
     warm = []
     for i in range(REPS):
         _, out = timed([PRECORD, "push", URL, "--host", f"warm-{tag}-{i}", warmup, path])
@@ -83,13 +74,12 @@ def bench_push(tag, path, warmup):
     w = statistics.median(warm)
     rows = int(sql(f"SELECT count() FROM precord_samples_local WHERE host = 'cold-{tag}'"))
     weight = int(sql(f"SELECT sum(weight) FROM precord_samples_local WHERE host = 'cold-{tag}'"))
-    results.append(dict(what=f"push {tag}", file_bytes=os.path.getsize(path), samples=samples,
-                        rows=rows, raw_samples=round(weight / (1e9 / 99)), bytes=file_stored,
-                        bytes_per_sample=file_stored / samples,
-                        bytes_per_raw_sample=file_stored / (weight / (1e9 / 99)),
+    results.append(dict(what=f"push {tag} one minute", file_bytes=os.path.getsize(path),
+                        samples=samples, rows=rows, raw_samples=round(weight / (1e9 / 99)),
                         cold_ms=cold_ms, warm_ms=w, samples_per_s=samples / (w / 1000)))
-    note(f"fleet.sh: push {tag}: {samples} samples, {rows} rows, {file_stored} bytes stored; cold {cold_ms:.1f} ms, "
-         f"warm {w:.1f} ms ({samples / (w / 1000):.0f} samples/s)")
+    note(f"fleet.sh: push {tag}: {samples} samples ({round(weight / (1e9 / 99))} raw), {rows} rows, "
+         f"{os.path.getsize(path)} B file; cold {cold_ms:.1f} ms, warm {w:.1f} ms "
+         f"({samples / (w / 1000):.0f} samples/s)")
 
 
 def synth_day(host):
@@ -158,24 +148,73 @@ def bench_formats():
     sql("DROP TABLE scratch")
 
 
+def table_bytes():
+    rows = sql("SELECT table, sum(data_compressed_bytes) FROM system.parts WHERE active AND "
+               "database = currentDatabase() GROUP BY table FORMAT TabSeparated")
+    return {l.split("\t")[0]: int(l.split("\t")[1]) for l in rows.splitlines() if l}
+
+
+def optimize():
+    for t in ["samples", "stacks", "files"]:
+        sql(f"OPTIMIZE TABLE precord_{t}_local FINAL")
+
+
+def bench_steady(tag, files):
+    """Two consecutive one-minute files of one host pushed one after the
+    other by two processes: the first pays for the day's stacks, the
+    second is what every further minute costs (its stacks fold into the
+    stored ones).  Bytes per table after OPTIMIZE FINAL."""
+    host = f"steady-{tag}"
+    for i, f in enumerate(files[:2]):
+        optimize()
+        before = table_bytes()
+        run([PRECORD, "push", URL, "--host", host, f])
+        optimize()
+        after = table_bytes()
+        d = {t: after.get(t, 0) - before.get(t, 0) for t in after}
+        n = int(sql(f"SELECT sum(count) FROM precord_samples_local WHERE host = '{host}' "
+                    f"AND file_id = (SELECT file_id FROM precord_files_local WHERE host = '{host}' "
+                    f"AND name = '{f}')"))
+        w = int(sql(f"SELECT sum(weight) FROM precord_files_local WHERE host = '{host}' AND name = '{f}'"))
+        raw = w / (1e9 / 99)
+        total = sum(d.values())
+        results.append(dict(what=f"stored, {tag} minute {i + 1}", samples=n, raw_samples=round(raw),
+                            bytes=total, bytes_per_sample=total / n, bytes_per_raw_sample=total / raw,
+                            note=" ".join(f"{t.replace('precord_', '').replace('_local', '')}={v}"
+                                          for t, v in sorted(d.items()))))
+        note(f"fleet.sh: {tag} minute {i + 1}: {n} samples, {total} bytes stored "
+             f"({total / n:.2f} B/sample, {total / raw:.2f} B/raw sample; {results[-1]['note']})")
+
+
+def record_minutes(tag, extra):
+    """Two one-minute files (--switch-output=60s) of `-a -g -F 99`."""
+    base = f"{TMP}/{tag}.data"
+    ok, err = record(base, extra + [f"--switch-output={int(SECS)}s"], 2 * SECS + 1)
+    files = sorted(f"{TMP}/{n}" for n in os.listdir(TMP) if n.startswith(f"{tag}.data."))
+    return ok, err, files
+
+
 def main():
     run([PRECORD, "fleet-schema", URL])
-    note(f"fleet.sh: recording {SECS:.0f} s of -a -g -F 99 (load {B.loadavg()})")
-    ok, err = record(f"{TMP}/raw.data", [])
-    if not ok:
-        B.fail(f"precord -a -g -F 99 failed: {err}")
+    note(f"fleet.sh: recording 2 x {SECS:.0f} s of -a -g -F 99 (load {B.loadavg()})")
+    ok, err, raw = record_minutes("raw", [])
+    if not ok or len(raw) < 2:
+        B.fail(f"precord -a -g -F 99 --switch-output failed: {err}")
     # a short file pushed first in the same process: the warm push of the
     # big one finds kallsyms, libc and the workload's tables loaded
     ok, err = record(f"{TMP}/warm.data", [], 2)
-    files = [("raw", f"{TMP}/raw.data")]
-    ok_agg, err_agg = record(f"{TMP}/agg.data", ["--aggregate"])
-    if ok_agg:
-        files.append(("aggregate", f"{TMP}/agg.data"))
+    sets = [("raw", raw)]
+    ok_agg, err_agg, agg = record_minutes("agg", ["--aggregate"])
+    if ok_agg and len(agg) >= 2:
+        sets.append(("aggregate", agg))
     else:
         note(f"fleet.sh: --aggregate not measured: {err_agg.splitlines()[-1] if err_agg else '?'}")
         results.append(dict(what="push aggregate", note="--aggregate not in this build"))
-    for tag, path in files:
-        bench_push(tag, path, f"{TMP}/warm.data")
+    # storage first, on a store that holds no copy of these files
+    for tag, files in sets:
+        bench_steady(tag, files)
+    for tag, files in sets:
+        bench_push(tag, files[0], f"{TMP}/warm.data")
     before = stored_bytes()
     samples = synth_day("synthetic")
     sql("OPTIMIZE TABLE precord_stacks_local FINAL")

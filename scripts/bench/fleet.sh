@@ -2,12 +2,13 @@
 # Fleet-store benchmark (docs/fleet.md, "Measured"): one clickhouse-server
 # started here (tests/tools/clickhouse-cluster, loopback, free ports, data
 # in the bench's temporary directory) with precord's tables, then
-#   - push: a one-minute `-a -g -F 99` recording (and the same with
-#     --aggregate when this build has it), pushed cold (a new process: the
-#     symbol tables loaded) and warm (after another file in the same
-#     push); samples per second;
+#   - push: two minutes of `-a -g -F 99` rotated into one-minute files
+#     (and the same with --aggregate when this build has it); the first
+#     pushed cold (a new process: the symbol tables loaded) and warm
+#     (after another file in the same push); samples per second;
 #   - storage: bytes per sample after ClickHouse's compression
-#     (system.parts), real pushes and one synthetic host-day at 99 Hz;
+#     (system.parts, after OPTIMIZE FINAL) of the first minute of a day
+#     (its stacks are new) and of the next; one synthetic host-day at 99 Hz;
 #   - query: `precord query --top`, --children, --totals, --folded and
 #     --flamegraph over that host-day (median of BENCH_REPS);
 #   - insert formats: the host-day's rows inserted as TabSeparated (what
@@ -16,8 +17,8 @@
 #
 #   scripts/bench/fleet.sh             (make bench runs it via run.sh)
 #
-# Knobs: BENCH_REPS (default 5), BENCH_FLEET_SECS (the recording, default
-# 60), BENCH_FLEET_CPUS (CPUs of the synthetic host, default 2),
+# Knobs: BENCH_REPS (default 5), BENCH_FLEET_SECS (a file's length,
+# default 60), BENCH_FLEET_CPUS (CPUs of the synthetic host, default 2),
 # BENCH_OUT (default build/bench).  Output: build/bench/fleet.txt and
 # fleet.tsv.  Hermetic: a temporary HOME, the server stopped and its data
 # removed at the end.
