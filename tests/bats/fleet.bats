@@ -216,3 +216,24 @@ EOF
 		grep -qxF "$line" store.folded || { echo "missing in the store: $line"; false; }
 	done < big
 }
+
+@test "fleet: a store that stays down: push fails in one line; --push counts what it dropped and what waits on disk" {
+	"$PRECORD" -q -g -F 199 -o a.data -- "$WL" hot3 0.5
+	"$CLUSTER" stop "$T/ch"
+	run "$PRECORD" push "$U1" a.data
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"cannot reach ClickHouse at $U1"* ]]
+	[ "$(grep -c . <<< "$output")" -eq 1 ]
+
+	run "$PRECORD" -q -g -F 99 -o d.data --switch-output=1s --switch-max-files=2 \
+		--push "$U1" -- "$WL" hot3 4
+	echo "$output"
+	[ "$status" -eq 0 ]
+	kept=(d.data.*)
+	[ "${#kept[@]}" -eq 2 ]
+	made=$(grep -c '^d\.data\.' <<< "$output")
+	[ "$made" -ge 4 ]
+	grep -q "NOT delivered: 2 still pending (kept on disk, first ${kept[0]})" <<< "$output"
+	grep -q ", $((made - 2)) removed by --switch-max-files before they were pushed" <<< "$output"
+}

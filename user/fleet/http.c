@@ -172,7 +172,7 @@ static int exec_one(struct ch_conn *c, const char *sql, const void *body, size_t
 	}
 	out->len--;
 	if (rc != CURLE_OK) {
-		snprintf(c->err, sizeof(c->err), "cannot reach ClickHouse at %s: %s",
+		snprintf(c->err, sizeof(c->err), "cannot reach ClickHouse at %s: %s (is clickhouse-server running, and is that its http_port?)",
 			 c->url, curl_easy_strerror(rc));
 		return -EAGAIN;
 	}

@@ -412,7 +412,8 @@ static int fail(struct fleet_push *p, int err, const char *path, const char *wha
 	return err;
 }
 
-struct fleet_push *fleet_push__new_quiet(const char *url, const char *host, char *why, size_t n)
+struct fleet_push *fleet_push__new_quiet(const char *url, const char *host, int attempts,
+					 char *why, size_t n)
 {
 	struct fleet_push *p = calloc(1, sizeof(*p));
 
@@ -421,7 +422,7 @@ struct fleet_push *fleet_push__new_quiet(const char *url, const char *host, char
 		return NULL;
 	}
 	p->host = host;
-	p->attempts = 4;
+	p->attempts = attempts < 1 ? 1 : attempts;
 	p->first_ms = 500;
 	if (gethostname(p->local_host, sizeof(p->local_host) - 1))
 		strcpy(p->local_host, "localhost");
@@ -432,7 +433,7 @@ struct fleet_push *fleet_push__new_quiet(const char *url, const char *host, char
 		fleet_push__free(p);
 		return NULL;
 	}
-	if (fleet_store__open(&p->store, url, why, n)) {
+	if (fleet_store__open(&p->store, url, p->attempts, why, n)) {
 		fleet_push__free(p);
 		return NULL;
 	}
@@ -443,7 +444,7 @@ struct fleet_push *fleet_push__new_quiet(const char *url, const char *host, char
 struct fleet_push *fleet_push__new(const char *url, const char *host)
 {
 	char why[400];
-	struct fleet_push *p = fleet_push__new_quiet(url, host, why, sizeof(why));
+	struct fleet_push *p = fleet_push__new_quiet(url, host, 4, why, sizeof(why));
 
 	if (!p)
 		pr_err("%s", why);
@@ -622,7 +623,9 @@ int fleet_push__file(struct fleet_push *p, const char *path, struct fleet_push_r
 	err = fleet_source__read(p->src, path, on_sample, p, &info);
 	r->read_ms = now_ms() - r->read_ms;
 	if (err)
-		return fail(p, err, path, err == -ENOMEM ? "out of memory" : "cannot read it (see above)");
+		return fail(p, err, path, err == -ENOMEM ? "out of memory" :
+			    err == -EINVAL || err == -ENOTSUP ? "not a perf.data push can read (see above)" :
+			    strerror(-err));
 	host = p->host ? p->host : info.hostname[0] ? info.hostname : p->local_host;
 	r->samples = info.samples;
 	/* from here on, nothing was counted until the commit below */

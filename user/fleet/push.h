@@ -28,8 +28,10 @@ struct fleet_push_result {
 /* host: the name in the store, NULL for each file's HOSTNAME (else this
  * machine's).  NULL after one line saying why (store down, no tables). */
 struct fleet_push *fleet_push__new(const char *url, const char *host);
-/* The same, the reason for a NULL in why instead of on stderr. */
-struct fleet_push *fleet_push__new_quiet(const char *url, const char *host, char *why, size_t n);
+/* The same with attempts per request (see set_retry), the reason for a
+ * NULL in why instead of on stderr. */
+struct fleet_push *fleet_push__new_quiet(const char *url, const char *host, int attempts,
+					 char *why, size_t n);
 void fleet_push__free(struct fleet_push *p);
 /* Seconds each request may take (default 60). */
 void fleet_push__set_timeout(struct fleet_push *p, long secs);

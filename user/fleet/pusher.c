@@ -55,7 +55,7 @@ static int push_one(struct fleet_pusher *p, const char *path)
 		char why[400];
 
 		/* the store may be down: said once at the end, not per try */
-		p->push = fleet_push__new_quiet(p->url, p->host, why, sizeof(why));
+		p->push = fleet_push__new_quiet(p->url, p->host, 1, why, sizeof(why));
 		if (!p->push) {
 			pthread_mutex_lock(&p->lock);
 			snprintf(p->last_error, sizeof(p->last_error), "%s", why);
@@ -197,12 +197,23 @@ int fleet_pusher__finish(struct fleet_pusher *p, double wait_secs)
 	while ((p->nr || p->busy) &&
 	       pthread_cond_timedwait(&p->idle, &p->lock, &ts) != ETIMEDOUT)
 		;
-	left = p->nr;
+	/* pending files --switch-max-files removed meanwhile: dropped (not
+	 * the first while the thread is pushing it: it owns that entry) */
+	left = 0;
+	for (size_t i = 0; i < p->nr; i++) {
+		if ((i > 0 || !p->busy) && access(p->queue[i], F_OK) && errno == ENOENT) {
+			p->dropped++;
+			free(p->queue[i]);
+		} else {
+			p->queue[left++] = p->queue[i];
+		}
+	}
+	p->nr = left;
 	p->stop = true;
 	pthread_cond_broadcast(&p->cond);
 	missed = (int)(left + p->dropped + p->failed);
 	if (missed)
-		pr_warn("--push: %lu files pushed to %s, %lu were already there; NOT delivered: %zu still pending (kept on disk%s%s), %lu removed by --switch-max-files before they were pushed, %lu refused%s%s",
+		pr_err("--push: %lu files pushed to %s, %lu were already there; NOT delivered: %zu still pending (kept on disk%s%s), %lu removed by --switch-max-files before they were pushed, %lu refused%s%s",
 			p->pushed, p->url, p->already, left, left ? ", first " : "",
 			left ? p->queue[0] : "", p->dropped, p->failed,
 			p->last_error[0] ? "; last error: " : "", p->last_error);

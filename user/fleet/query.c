@@ -483,7 +483,7 @@ int fleet_query_main(int argc, char **argv)
 		return err == 1 ? 0 : err;
 	char why[400];
 
-	if (fleet_store__open(&s, a.url, why, sizeof(why))) {
+	if (fleet_store__open(&s, a.url, 3, why, sizeof(why))) {
 		pr_err("query: %s", why);
 		return 1;
 	}

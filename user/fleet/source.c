@@ -21,7 +21,6 @@
 #include "report/profile.h"
 #include "util/array.h"
 #include "util/io.h"
-#include "util/log.h"
 
 struct fleet_source {
 	struct sym_cache *cache;
@@ -169,11 +168,10 @@ int fleet_source__read(struct fleet_source *src, const char *path, fleet_sample_
 	int err;
 
 	memset(info, 0, sizeof(*info));
+	/* the reader said what is wrong with a file it refuses */
 	err = wall_offset(path, &rc.off);
-	if (err) {
-		pr_err("push: %s: %s", path, strerror(-err));
+	if (err)
 		return err;
-	}
 	memset(&pi, 0, sizeof(pi));
 	err = profile__read(path, &o, on_profile_sample, &rc, &pi);
 	if (!err) {

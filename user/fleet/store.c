@@ -122,7 +122,7 @@ out:
 	return err;
 }
 
-int fleet_store__open(struct fleet_store *s, const char *url, char *why, size_t n)
+int fleet_store__open(struct fleet_store *s, const char *url, int attempts, char *why, size_t n)
 {
 	struct pbuf out = { 0 };
 	int err;
@@ -134,6 +134,7 @@ int fleet_store__open(struct fleet_store *s, const char *url, char *why, size_t 
 			 url);
 		return -EINVAL;
 	}
+	ch_conn__set_retry(s->conn, attempts, 500);
 	err = ch_conn__exec(s->conn,
 			    "SELECT name FROM system.tables WHERE database = currentDatabase() AND name LIKE 'precord\\\\_%' ORDER BY name FORMAT TabSeparated",
 			    NULL, 0, &out);

@@ -33,9 +33,10 @@ struct fleet_store {
 	const char *samples, *stacks, *files;	/* the tables to use */
 };
 
-/* Connect to url and find precord's tables; 0, or -errno with one line
- * in why that says what to do (no tables: run fleet-schema). */
-int fleet_store__open(struct fleet_store *s, const char *url, char *why, size_t n);
+/* Connect to url and find precord's tables (attempts: see
+ * ch_conn__set_retry); 0, or -errno with one line in why that says what
+ * to do (no tables: run fleet-schema). */
+int fleet_store__open(struct fleet_store *s, const char *url, int attempts, char *why, size_t n);
 void fleet_store__close(struct fleet_store *s);
 
 /* Create the tables (and with cluster the Distributed ones); 0 or -errno
