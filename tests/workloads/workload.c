@@ -14,6 +14,9 @@
  *   workload kernel [SECONDS]      spend SECONDS in read(2) of /dev/zero
  *   workload spin                  hot3 forever (for -p; kill it when done)
  *   workload forkstorm N SECS [HOLD_MS]  N short children, then a busy one
+ *   workload churn SECS            for SECS of wall time: new threads and
+ *                                  processes (fork + exec of /bin/true)
+ *                                  all the time (see run_churn)
  *                                  (see run_forkstorm)
  *
  * SECONDS (decimals allowed) is CPU time of each thread, read from
@@ -297,8 +300,53 @@ static int usage(void)
 		"       workload dlopen LIB [SECONDS]\n"
 		"       workload kernel [SECONDS]\n"
 		"       workload spin\n"
-		"       workload forkstorm N SECS [HOLD_MS]\n");
+		"       workload forkstorm N SECS [HOLD_MS]\n"
+		"       workload churn SECS\n");
 	return 2;
+}
+
+/* ---- churn --------------------------------------------------------------- */
+
+static void *churn_thread(void *arg)
+{
+	(void)arg;
+	hot_b(UNIT / 100);
+	return NULL;
+}
+
+/*
+ * churn SECS: for SECS seconds of wall time, rounds of 4 short threads
+ * (each a little hot_b) and a child that execs /bin/true (a new address
+ * space: ld.so maps libc each time), then 5 ms asleep: about 100 threads
+ * and 25 processes a second come and go, what a long recording of a busy
+ * host sees.  Prints the rounds made.
+ */
+static int run_churn(double secs)
+{
+	double end = storm_now() + secs;
+	unsigned long rounds = 0;
+
+	while (storm_now() < end) {
+		pthread_t th[4];
+		int n = 0;
+		pid_t pid;
+
+		for (int i = 0; i < 4; i++)
+			n += !pthread_create(&th[n], NULL, churn_thread, NULL);
+		pid = fork();
+		if (pid == 0) {
+			execl("/bin/true", "true", (char *)NULL);
+			_exit(127);
+		}
+		if (pid > 0)
+			waitpid(pid, NULL, 0);
+		while (n--)
+			pthread_join(th[n], NULL);
+		usleep(5000);
+		rounds++;
+	}
+	printf("churn: %lu rounds\n", rounds);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -326,6 +374,8 @@ int main(int argc, char **argv)
 		kernel_work(b.seconds);
 	} else if (!strcmp(mode, "forkstorm")) {
 		return run_forkstorm(argc, argv);
+	} else if (!strcmp(mode, "churn") && argc == 3) {
+		return run_churn(atof(argv[2]));
 	} else if (!strcmp(mode, "spin") && argc == 2) {
 		hot3((struct budget){ .seconds = INFINITY });
 	} else {

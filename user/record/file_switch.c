@@ -31,7 +31,7 @@ struct file_switch *file_switch__new(const struct file_switch_config *cfg, __u64
 			return NULL;
 		}
 	}
-	file_switch__started(fs, start_ns);
+	fs->next_ns = start_ns + cfg->every_ns;
 	return fs;
 }
 
@@ -54,9 +54,17 @@ bool file_switch__due(const struct file_switch *fs, __u64 now_ns, __u64 data_byt
 	return fs->cfg.bytes && data_bytes >= fs->cfg.bytes;
 }
 
-void file_switch__started(struct file_switch *fs, __u64 now_ns)
+void file_switch__start(struct file_switch *fs, __u64 now_ns)
 {
 	fs->next_ns = now_ns + fs->cfg.every_ns;
+}
+
+void file_switch__started(struct file_switch *fs, __u64 now_ns)
+{
+	if (!fs->cfg.every_ns)
+		return;
+	if (now_ns >= fs->next_ns)	/* skip the overrun ones at once */
+		fs->next_ns += ((now_ns - fs->next_ns) / fs->cfg.every_ns + 1) * fs->cfg.every_ns;
 }
 
 int file_switch__name(const struct file_switch *fs, __u64 tod_ns, char *buf, size_t size)

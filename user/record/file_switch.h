@@ -27,7 +27,8 @@ struct file_switch_config {
 	int max_files;		/* --switch-max-files; 0: keep all */
 };
 
-/* NULL + errno. */
+/* NULL + errno.  The TIME switches are counted from start_ns (the
+ * recording's start). */
 struct file_switch *file_switch__new(const struct file_switch_config *cfg, __u64 start_ns);
 void file_switch__free(struct file_switch *fs);		/* NULL-safe */
 
@@ -35,8 +36,11 @@ void file_switch__free(struct file_switch *fs);		/* NULL-safe */
  * data reached the size, or a switch was asked for (SIGUSR2/SIGHUP). */
 bool file_switch__due(const struct file_switch *fs, __u64 now_ns, __u64 data_bytes,
 		      bool asked);
-/* A new file started at now_ns: the next TIME switch is counted from
- * there (a late loop does not make the following file shorter). */
+/* The recording starts (now): the TIME switches count from here. */
+void file_switch__start(struct file_switch *fs, __u64 now_ns);
+/* A new file started at now_ns: the next TIME switch keeps the cadence
+ * of the start (every TIME, as perf's timer), the first one that still
+ * lies ahead (a switch that took long skips the ones it overran). */
 void file_switch__started(struct file_switch *fs, __u64 now_ns);
 
 /* The name of a finished file switched at tod_ns (CLOCK_REALTIME ns),

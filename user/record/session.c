@@ -63,6 +63,7 @@ struct session {
 	/* --switch-output */
 	struct file_switch *fsw;	/* NULL: one file */
 	struct proc_state *state;	/* the live processes: each file's head */
+	struct pbuf kernel_head;	/* the kernel's MMAPs, synthesized once */
 	__u64 flushed_upto;		/* records up to here are in the file */
 	__u64 file_start;		/* the switch time that began this file */
 	__u64 files, switch_ns_max;	/* finished files, the longest switch */
@@ -199,6 +200,10 @@ static int synthesize(struct session *s)
 	struct pbuf b = { 0 };
 	int err = synth_kernel(&b, s->id_type);
 
+	/* Each new file repeats them: /proc/kallsyms costs ~40 ms to read,
+	 * too much every few seconds (modules loaded later are missed). */
+	if (!err && s->fsw)
+		err = pbuf_put(&s->kernel_head, b.data, b.len);
 	if (!err)
 		err = target_set__synthesize(s->targets, &b, s->id_type, s->dt,
 					     s->o->dwarf_stack_size != 0);
@@ -249,6 +254,18 @@ static int write_head(struct session *s)
 	return err ? err : synthesize(s);
 }
 
+static int make_switch(struct session *s)
+{
+	const struct prec_opts *o = s->o;
+
+	s->fsw = file_switch__new(&(struct file_switch_config){
+		.output = o->output, .every_ns = (__u64)(o->switch_secs * 1e9),
+		.bytes = o->switch_bytes, .on_signal = o->switch_signal,
+		.max_files = o->switch_max_files,
+	}, now_ns(CLOCK_MONOTONIC));
+	return s->fsw ? 0 : -ENOMEM;
+}
+
 static int setup(struct session *s)
 {
 	const struct prec_opts *o = s->o;
@@ -281,14 +298,10 @@ static int setup(struct session *s)
 		return err;
 	s->id_type = event_set__id_type(s->ev);
 	if (o->switch_secs || o->switch_bytes || o->switch_signal) {
-		s->fsw = file_switch__new(&(struct file_switch_config){
-			.output = o->output, .every_ns = (__u64)(o->switch_secs * 1e9),
-			.bytes = o->switch_bytes, .on_signal = o->switch_signal,
-			.max_files = o->switch_max_files,
-		}, now_ns(CLOCK_MONOTONIC));
 		s->state = proc_state__new(s->id_type);
-		if (!s->fsw || !s->state)
-			return -ENOMEM;
+		err = s->state ? make_switch(s) : -ENOMEM;
+		if (err)
+			return err;
 	}
 	if (o->push_url && !(s->pusher = fleet_pusher__new(o->push_url, o->host)))
 		return -ENOMEM;
@@ -437,7 +450,7 @@ static int open_next(struct session *s, __u64 t)
 	s->w = output__writer(s->out);
 	err = begin_file(s);
 	if (!err)
-		err = synth_kernel(&b, s->id_type);
+		err = pbuf_put(&b, s->kernel_head.data, s->kernel_head.len);
 	if (!err)
 		err = proc_state__synthesize(s->state, &b, t);
 	if (!err)
@@ -490,7 +503,12 @@ static int switch_file(struct session *s)
 	t0 = now_ns(CLOCK_MONOTONIC) - t0;
 	if (t0 > s->switch_ns_max)
 		s->switch_ns_max = t0;
-	pr_debug("switched files in %.1f ms", (double)t0 / 1e6);
+	if (log_verbosity > 1) {
+		struct proc_state_stats st = proc_state__stats(s->state);
+
+		pr_debug("switched files in %.1f ms; tracked: %zu processes, %zu threads, %zu mappings",
+			 (double)t0 / 1e6, st.procs, st.threads, st.maps);
+	}
 	file_switch__started(s->fsw, now_ns(CLOCK_MONOTONIC));
 	return 0;
 }
@@ -545,6 +563,8 @@ static int start(struct session *s)
 
 	gettimeofday(&tv, NULL);
 	s->start_ns = now_ns(CLOCK_MONOTONIC);
+	if (s->fsw)	/* the TIME switches count from here, not from set-up */
+		file_switch__start(s->fsw, s->start_ns);
 	s->start_tod_ns = (__u64)tv.tv_sec * 1000000000ULL + (__u64)tv.tv_usec * 1000ULL;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -682,6 +702,7 @@ static void teardown(struct session *s)
 	output__free(s->out);		/* unfinished: removed */
 	dso_table__free(s->dt);
 	proc_state__free(s->state);
+	pbuf_free(&s->kernel_head);
 	file_switch__free(s->fsw);
 	fleet_pusher__finish(s->pusher, 0);
 	free(s->cache_dir);

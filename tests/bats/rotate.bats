@@ -1,0 +1,127 @@
+#!/usr/bin/env bats
+# File rotation (--switch-output, issue 11): every rotated file stands
+# alone (its own features, build-ids, the processes that started long
+# before, JIT code), no sample falls between two files or lands in two,
+# each finished file is announced on stdout, the oldest are removed with
+# --switch-max-files, and SIGUSR2/SIGHUP switch, SIGTERM finishes.
+
+load helpers
+
+JS=$ROOT/tests/workloads/js/hot.js
+
+setup() {
+	common_setup
+	require_recording
+	: > "$T/bg.pids"
+}
+
+teardown() {
+	if [ -n "${T:-}" ] && [ -f "$T/bg.pids" ]; then
+		for p in $(cat "$T/bg.pids"); do kill -9 "$p" 2>/dev/null || true; done
+		wait 2>/dev/null || true
+	fi
+	common_teardown
+}
+
+# rotated [BASE]: the rotated files of BASE (default perf.data) in this
+# directory, oldest first (perf.data.jit, the JIT images, is not one).
+rotated() {
+	ls -1 | grep -E "^${1:-perf.data}\.[0-9]{16}\$" | sort
+}
+
+# samples FILE: PERF_RECORD_SAMPLE records in FILE, as perf counts them.
+samples() {
+	perf report -i "$1" --stats 2>/dev/null | awk '/SAMPLE events:/ { print $3; exit }'
+}
+
+@test "-a --switch-output=2s --switch-max-files=3: every kept file stands alone, C and JS functions named in each" {
+	need "node" command -v node
+	"$WL" threads 2 60 >/dev/null & echo $! >> bg.pids
+	node --perf-prof --interpreted-frames-native-stack "$JS" 60 >/dev/null & echo $! >> bg.pids
+	sleep 2		# both run, JIT code compiled, before precord starts
+	"$PRECORD" -a -g -F 199 --switch-output=2s --switch-max-files=3 -- sleep 9 \
+		> announced 2> err || { cat err >&2; false; }
+	cat announced err >&2
+	kept=$(rotated | wc -l)
+	[ "$kept" -ge 2 ] && [ "$kept" -le 3 ]
+	[ ! -e perf.data ]
+	# every switch announced (9 s at 2 s: 4 or 5 files); the last 3 kept
+	[ "$(wc -l < announced)" -ge 4 ]
+	[ "$(tail -n "$kept" announced)" = "$(rotated)" ]
+	for f in $(head -n -3 announced); do [ ! -e "$f" ]; done
+	for f in $(rotated); do
+		lint "$f" --require BUILD_ID,CPU_TOPOLOGY
+		c=$(share "$f" hot_a); j=$(perf report -i "$f" --stdio --no-children -g none --sort sym -q 2>/dev/null |
+			awk 'index($0, "hotFifty") { gsub(/%/, "", $1); s += $1 } END { printf "%.2f\n", s + 0 }')
+		echo "$f: hot_a $c%, hotFifty $j%" >&2
+		awk -v c="$c" -v j="$j" 'BEGIN { exit !(c > 1 && j > 1) }'
+		# the C program's threads have their names in each file
+		perf report -i "$f" --stdio --no-children -g none --sort comm -q 2>/dev/null | grep -q 'worker-'
+	done
+}
+
+@test "SIGUSR2 and SIGHUP switch (signal mode); the files together hold every sample once" {
+	"$PRECORD" -a -F 499 --switch-output -o s.data -- "$WL" threads 2 4 > announced 2> err &
+	pid=$!
+	echo $pid >> bg.pids
+	sleep 1.5
+	kill -USR2 $pid
+	sleep 1
+	kill -HUP $pid
+	wait $pid || { cat err >&2; false; }
+	cat announced err >&2
+	[ "$(wc -l < announced)" -eq 3 ]
+	[ "$(cat announced)" = "$(rotated s.data)" ]
+	total=$(sed -n 's/.*(\([0-9]*\) samples, 0 lost).*/\1/p' err)
+	sum=0
+	for f in $(rotated s.data); do
+		n=$(samples "$f")
+		echo "$f: $n samples" >&2
+		[ "$n" -gt 100 ]
+		sum=$((sum + n))
+	done
+	echo "summary $total, files $sum" >&2
+	[ "$sum" -eq "$total" ]
+	lint "$(sed -n 2p announced)" --require BUILD_ID
+}
+
+@test "--switch-output=SIZE without -a: each file starts with the command's names and mappings" {
+	"$PRECORD" -g -F 999 --switch-output=100K -- "$WL" threads 2 3 > announced 2> err ||
+		{ cat err >&2; false; }
+	cat announced err >&2
+	[ "$(wc -l < announced)" -ge 3 ]
+	last=$(tail -1 announced)
+	for f in $(head -n -1 announced); do
+		size=$(stat -c %s "$f")
+		[ "$size" -ge 100000 ]
+	done
+	# a middle file: no COMM/MMAP2 of the command but those of its head,
+	# and perf still names the command and its functions
+	f=$(sed -n 2p announced)
+	lint "$f" --require BUILD_ID,CPU_TOPOLOGY
+	perf report -i "$f" --stdio --no-children --sort comm,dso,sym -q 2>/dev/null | grep -E 'worker-.*workload.*hot_a'
+	lint "$last"
+}
+
+@test "SIGTERM finishes the current file, announced and complete" {
+	"$PRECORD" -a -F 99 --switch-output=1s -o t.data > announced 2> err &
+	pid=$!
+	echo $pid >> bg.pids
+	sleep 2.6
+	kill -TERM $pid
+	wait $pid || { cat err >&2; false; }
+	cat announced err >&2
+	[ "$(wc -l < announced)" -ge 2 ]
+	[ "$(cat announced)" = "$(rotated t.data)" ]
+	[ ! -e t.data ]
+	lint "$(tail -1 announced)"
+}
+
+@test "--switch-max-files needs --switch-output; a bad --switch-output is refused" {
+	run "$PRECORD" --switch-max-files=2 -a -- true
+	[ "$status" -ne 0 ]
+	echo "$output" | grep -q 'needs --switch-output'
+	run "$PRECORD" --switch-output=5x -a -- true
+	[ "$status" -ne 0 ]
+	echo "$output" | grep -q 'bad --switch-output'
+}
