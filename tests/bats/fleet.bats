@@ -181,6 +181,17 @@ top_share() {
 	timeout 60 chromium "${args[@]}" --user-data-dir="$T/chromium" \
 		--screenshot="$OUT_DIR/flamegraph.png" "file://$T/flame.svg" 2>/dev/null
 	cp flame.svg "$OUT_DIR/flamegraph.svg"
+	# the script runs in the browser: zoomed on hot_a (from the link), it
+	# takes the whole width and hot_b is hidden; a search shows its share
+	timeout 60 chromium "${args[@]}" --user-data-dir="$T/chromium" \
+		--dump-dom "file://$T/flame.svg#zoom=hot_a" > zoomed.html 2>/dev/null
+	grep -Eq '<title>hot_a \([^<]*</title><rect x="10" y="[0-9]+" width="1180"' zoomed.html
+	grep -Eq '<g class="f"[^>]*display: none;[^>]*><title>hot_b ' zoomed.html
+	timeout 60 chromium "${args[@]}" --user-data-dir="$T/chromium" \
+		--dump-dom "file://$T/flame.svg#search=hot_" > searched.html 2>/dev/null
+	m=$(grep -Eo 'Matched: [0-9.]+%' searched.html | grep -Eo '[0-9.]+')
+	echo "search hot_: $m%"
+	within "$m" 100 2
 	# a PNG, and not a blank page: the frames' colours are there
 	python3 - "$OUT_DIR/flamegraph.png" <<'EOF'
 import sys, zlib, struct
