@@ -28,7 +28,7 @@ struct qargs {
 struct qstack {
 	uint64_t hash, count, weight;
 	char **syms, **dsos;	/* leaf first */
-	int nr;
+	int nr, nr_dsos;	/* the same unless the server's answer was cut */
 };
 
 static void query_usage(FILE *f)
@@ -225,10 +225,10 @@ static int query_totals(struct fleet_store *s, const char *where)
 static void free_stacks(struct qstack *st, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		for (int j = 0; j < st[i].nr; j++) {
+		for (int j = 0; j < st[i].nr; j++)
 			free(st[i].syms[j]);
+		for (int j = 0; j < st[i].nr_dsos; j++)
 			free(st[i].dsos[j]);
-		}
 		free(st[i].syms);
 		free(st[i].dsos);
 	}
@@ -267,7 +267,7 @@ static int load_stacks(struct fleet_store *s, const char *where, const char *whe
 			st = ns;
 		}
 		st[n++] = (struct qstack){ strtoull(f[0], NULL, 10), strtoull(f[1], NULL, 10),
-					   strtoull(f[2], NULL, 10), NULL, NULL, 0 };
+					   strtoull(f[2], NULL, 10), NULL, NULL, 0, 0 };
 	}
 	if (err || !n)
 		goto out;
@@ -293,7 +293,7 @@ static int load_stacks(struct fleet_store *s, const char *where, const char *whe
 		if (st[k].hash != h || st[k].syms)
 			continue;
 		if (tsv_parse_array(f[1], &st[k].syms, &st[k].nr) ||
-		    tsv_parse_array(f[2], &st[k].dsos, &(int){ 0 })) {
+		    tsv_parse_array(f[2], &st[k].dsos, &st[k].nr_dsos)) {
 			err = -ENOMEM;
 			break;
 		}
@@ -394,7 +394,7 @@ static int report_top(const struct qargs *a, struct qstack *st, size_t n)
 		total += st[i].weight;
 		for (int j = 0; j < (a->children ? st[i].nr : (st[i].nr > 0)); j++) {
 			struct fn_share *f = fn_find(&t, st[i].syms[j],
-						     st[i].dsos && j < st[i].nr ? st[i].dsos[j] : "");
+						     j < st[i].nr_dsos ? st[i].dsos[j] : "");
 
 			if (!f) {
 				free(t.v);
