@@ -220,7 +220,7 @@ int fleet_pusher__finish(struct fleet_pusher *p, double wait_secs)
 	else if (log_verbosity >= 0 && p->pushed + p->already)
 		fprintf(stderr, "precord: --push: %lu files pushed to %s (%lu were already there)\n",
 			p->pushed, p->url, p->already);
-	if (p->busy || left) {
+	if (p->busy) {
 		/* a request still running: its thread ends with the process,
 		 * the recording does not wait for it */
 		pthread_mutex_unlock(&p->lock);
