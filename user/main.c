@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "fleet/fleet.h"
 #include "opts.h"
 #include "record/session.h"
 #include "report/pprof.h"
@@ -44,6 +45,9 @@ static const struct subcommand {
 	int (*run)(int argc, char **argv);
 } subcommands[] = {
 	{ "export", export_main },
+	{ "fleet-schema", fleet_schema_main },
+	{ "push", fleet_push_main },
+	{ "query", fleet_query_main },
 	{ NULL, NULL },
 };
 

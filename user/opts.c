@@ -129,6 +129,10 @@ void opts_usage(FILE *f)
 "                          renamed FILE.<timestamp> and its path printed on\n"
 "                          stdout; SIGUSR2/SIGHUP switch now\n"
 "      --switch-max-files N  keep only the newest N rotated files\n"
+"      --push URL          with --switch-output: push each finished file to\n"
+"                          the fleet store at URL (ClickHouse's HTTP port)\n"
+"                          in the background (docs/fleet.md)\n"
+"      --host NAME         the host's name in the store (default: hostname)\n"
 "      --buildid-dir DIR   build-id cache (default: perf's, ~/.debug)\n"
 "  -N, --no-buildid-cache  do not copy sampled binaries into the cache\n"
 "  -q, --quiet             no progress and no summary\n"
@@ -136,7 +140,8 @@ void opts_usage(FILE *f)
 "  -h, --help              this text\n"
 "      --version           precord's version\n"
 "\n"
-"precord check: verify that this kernel has what precord needs.\n", f);
+"precord check: verify that this kernel has what precord needs.\n"
+"precord fleet-schema | push | query URL ...: the fleet store (each has --help).\n", f);
 }
 
 static int bad(const char *fmt, const char *arg)
@@ -507,8 +512,6 @@ int opts_parse(int argc, char **argv, struct prec_opts *o)
 		return bad("%s", "--unwind-max-bytes must be from 64K to 2G");
 	if (o->ehframe && !o->unwind_max_bytes)
 		o->unwind_max_bytes = PREC_UNWIND_DEFAULT_BYTES;
-	if (o->push_url)
-		return bad("%s", "--push is not implemented yet");
 	return 0;
 }
 

@@ -37,6 +37,7 @@
 #include "record/cgroups.h"
 #include "record/dsos.h"
 #include "record/event_set.h"
+#include "fleet/pusher.h"
 #include "record/file_switch.h"
 #include "record/jit_sources.h"
 #include "record/output.h"
@@ -75,7 +76,11 @@ struct session {
 	__u64 flushed_upto;		/* records up to here are in the file */
 	__u64 file_start;		/* the switch time that began this file */
 	__u64 files, switch_ns_max;	/* finished files, the longest switch */
+	struct fleet_pusher *pusher;	/* --push: NULL none */
 };
+
+/* --push: how long the end of the recording waits for pending pushes. */
+#define PUSH_FINAL_WAIT_SECS	10
 
 static volatile sig_atomic_t stop_signal, stop_requests;
 static volatile sig_atomic_t child_exited, switch_requested;
@@ -368,6 +373,8 @@ static int setup(struct session *s)
 		if (err)
 			return err;
 	}
+	if (o->push_url && !(s->pusher = fleet_pusher__new(o->push_url, o->host)))
+		return -ENOMEM;
 	s->out = output__create(o->output);
 	if (!s->out)
 		return -errno;
@@ -508,6 +515,8 @@ static void file_finished(struct session *s, const char *path)
 	s->files++;
 	printf("%s\n", path);
 	fflush(stdout);
+	if (s->pusher)
+		fleet_pusher__add(s->pusher, path);
 	file_switch__kept(s->fsw, path);
 }
 
@@ -807,6 +816,8 @@ static int finish(struct session *s, int loop_err, int *status)
 	}
 	print_summary(s);
 	*status = target_set__wait_command(s->targets);
+	fleet_pusher__finish(s->pusher, PUSH_FINAL_WAIT_SECS);
+	s->pusher = NULL;
 	if (s->lost_output && !*status)
 		*status = 1;
 	return 0;
@@ -827,6 +838,7 @@ static void teardown(struct session *s)
 	proc_state__free(s->state);
 	pbuf_free(&s->kernel_head);
 	file_switch__free(s->fsw);
+	fleet_pusher__finish(s->pusher, 0);
 	free(s->cache_dir);
 	cgroup_mount__free(s->cgroups);
 	if (s->cgroup_fd >= 0)

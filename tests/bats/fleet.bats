@@ -1,0 +1,250 @@
+#!/usr/bin/env bats
+# End-to-end: the fleet store (docs/fleet.md).  Every test starts two
+# clickhouse-server processes (tests/tools/clickhouse-cluster: loopback
+# only, free ports, data under the test's directory) as the two shards of
+# the cluster "precord", and stops them in teardown, failed or not.
+
+load helpers
+
+CLUSTER=$ROOT/tests/tools/clickhouse-cluster
+# The flame graph's screenshot is kept here for a person to look at.
+OUT_DIR=${FLEET_TEST_OUT:-$ROOT/build/test-output/fleet}
+
+setup() {
+	common_setup
+	require_recording
+	need "clickhouse-server (Debian's clickhouse-server)" \
+		bash -c 'command -v clickhouse-server || test -x /usr/sbin/clickhouse-server'
+	need "curl" command -v curl
+	"$CLUSTER" start "$T/ch" 2 > "$T/servers"
+	U1=$(awk 'NR == 1 { print $1 }' "$T/servers")
+	U2=$(awk 'NR == 2 { print $1 }' "$T/servers")
+	[ -n "$U1" ] && [ -n "$U2" ]
+	for u in "$U1" "$U2"; do
+		"$PRECORD" fleet-schema "$u" --cluster precord
+	done
+}
+
+teardown() {
+	[ -n "${BG:-}" ] && wait "$BG" 2>/dev/null
+	[ -n "${T:-}" ] && "$CLUSTER" stop "$T/ch"
+	common_teardown
+}
+
+sql() { curl -sS --fail-with-body "$1" --data-binary "$2"; }
+
+# host_on_shard N: a host name the cluster's sharding key (cityHash64 of
+# the host, 2 shards of weight 1) puts on shard N (0 or 1).
+host_on_shard() {
+	local h
+	for h in alpha beta gamma delta epsilon zeta eta theta iota kappa; do
+		if [ "$(sql "$U1" "SELECT cityHash64('$h') % 2")" = "$1" ]; then
+			echo "$h"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# samples FILE: the number of samples perf report counts in FILE
+samples() {
+	perf report -i "$1" --stdio -n --no-children --sort comm -q -g none 2>/dev/null |
+		awk 'NF { s += $2 } END { print s + 0 }'
+}
+
+# top_share HOST SYMBOL: SYMBOL's share in `precord query --top` of HOST
+top_share() {
+	"$PRECORD" query "$U1" --host "$1" --top 50 |
+		awk -v s="$2" '$2 == s { gsub(/%/, "", $1); print $1; f = 1; exit } END { if (!f) print 0 }'
+}
+
+@test "fleet: schema on two shards, two hosts pushed (one file twice): --top within 2 points of perf report, --totals equal, rows on both shards" {
+	# fleet-schema again changes nothing, and a cluster it has not is refused
+	"$PRECORD" fleet-schema "$U1" --cluster precord
+	run "$PRECORD" fleet-schema "$U1" --cluster nosuch
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"no cluster 'nosuch'"* ]]
+
+	"$PRECORD" -q -g -F 999 -o a.data -- "$WL" hot3 2
+	"$PRECORD" -q -g -F 999 -o b.data -- "$WL" threads 2 1
+	perf record -q -g -F 999 -o c.data -- "$WL" hot3 1 > /dev/null 2>&1
+	H1=$(host_on_shard 0)
+	H2=$(host_on_shard 1)
+	run "$PRECORD" push "$U1" --host "$H1" a.data
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# the second host: a precord file and a perf record file, through the
+	# other server
+	run "$PRECORD" push "$U2" --host "$H2" b.data c.data
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# the same file again counts once
+	run "$PRECORD" push "$U2" --host "$H1" a.data
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"already in the store"* ]]
+
+	run "$PRECORD" query "$U2" --totals
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 2 ]
+	na=$(samples a.data); nb=$(samples b.data); nc=$(samples c.data)
+	echo "$output" | grep -Eq "^$H1 $na [0-9T:Z-]+ [0-9T:Z-]+$"
+	echo "$output" | grep -Eq "^$H2 $((nb + nc)) [0-9T:Z-]+ [0-9T:Z-]+$"
+
+	# per host, the store's shares are perf report's of that host's files
+	fail=0
+	for s in hot_a hot_b hot_c; do
+		p=$(share a.data "$s"); q=$(top_share "$H1" "$s")
+		echo "$H1 $s: perf report $p, store $q"
+		within "$p" "$q" 2 || fail=1
+	done
+	# H2's two files together: perf report's shares of each, weighted by
+	# their samples (both at 999 Hz: the same period per sample)
+	for s in hot_a hot_b hot_c; do
+		p=$(awk -v x="$(share b.data "$s")" -v y="$(share c.data "$s")" -v m="$nb" -v n="$nc" \
+			'BEGIN { print (x * m + y * n) / (m + n) }')
+		q=$(top_share "$H2" "$s")
+		echo "$H2 $s: perf report $p, store $q"
+		within "$p" "$q" 2 || fail=1
+	done
+	[ "$fail" -eq 0 ]
+	# --top lines are PCT%  SYMBOL  DSO
+	"$PRECORD" query "$U1" --host "$H1" --top 3 | head -1 | grep -Eq '^ *[0-9]+\.[0-9]{2}%  hot_a  workload$'
+
+	# each shard holds its host's rows
+	[ "$(sql "$U1" "SELECT count() FROM precord_samples_local")" -gt 0 ]
+	[ "$(sql "$U2" "SELECT count() FROM precord_samples_local")" -gt 0 ]
+	[ "$(sql "$U1" "SELECT uniqExact(host) FROM precord_samples_local")" -eq 1 ]
+	[ "$(sql "$U2" "SELECT uniqExact(host) FROM precord_samples_local")" -eq 1 ]
+}
+
+@test "fleet: --push with the store down for the first seconds: every kept file's samples in the store, once" {
+	# the store is down when the recording starts and comes back after 3 s
+	"$CLUSTER" stop "$T/ch"
+	( sleep 3; "$CLUSTER" restart "$T/ch" > /dev/null ) &
+	BG=$!
+	run "$PRECORD" -g -F 199 -o r.data --switch-output=2s --switch-max-files=3 \
+		--push "$U1" --host pushed-host -- "$WL" hot3 9
+	wait "$BG"
+	BG=
+	echo "$output"
+	[ "$status" -eq 0 ]
+	rec=$output
+	# nothing left pending or refused (files removed by --switch-max-files
+	# before the store came back would be counted as such, and are allowed)
+	! grep -Eq 'NOT delivered: [1-9]' <<< "$rec"
+	! grep -Eq ' [1-9][0-9]* refused' <<< "$rec"
+	kept=(r.data.*)
+	[ "${#kept[@]}" -ge 2 ] && [ "${#kept[@]}" -le 3 ]
+	total=0
+	for f in "${kept[@]}"; do
+		n=$(samples "$f")
+		total=$((total + n))
+		# one committed row per kept file, with its samples; its rows once
+		run sql "$U1" "SELECT count(), any(samples) FROM precord_files WHERE host = 'pushed-host' AND name = '$f'"
+		echo "$f: $n samples; files table: $output"
+		[ "$output" = "1	$n" ]
+	done
+	# nothing counted twice: the store's committed samples of the host are
+	# the kept files' plus those removed by --switch-max-files after they
+	# were pushed (each once, as the files table says)
+	stored=$("$PRECORD" query "$U1" --host pushed-host --totals | awk '{ print $2 }')
+	infiles=$(sql "$U1" "SELECT sum(samples) FROM precord_files WHERE host = 'pushed-host'")
+	dups=$(sql "$U1" "SELECT count() - uniqExact(name) FROM precord_files WHERE host = 'pushed-host'")
+	echo "kept $total, stored $stored, files table $infiles, duplicate file rows $dups"
+	[ "$stored" -eq "$infiles" ]
+	[ "$stored" -ge "$total" ]
+	[ "$dups" -eq 0 ]
+}
+
+@test "fleet: --flamegraph is a self-contained SVG a headless browser renders; --folded is perf script collapsed" {
+	need "xmllint" command -v xmllint
+	need "chromium" command -v chromium
+	"$PRECORD" -q -g -F 999 -o a.data -- "$WL" hot3 2
+	"$PRECORD" push "$U1" --host fg-host a.data
+
+	"$PRECORD" query "$U2" --host fg-host --flamegraph flame.svg
+	xmllint --noout flame.svg
+	for s in main hot3 hot_a hot_b hot_c; do
+		grep -q ">$s (" flame.svg
+	done
+	grep -q '<script' flame.svg
+	# nothing loaded from anywhere: no href, src, url() or import, and no
+	# URL but the SVG namespace's name
+	! grep -Eiq '(xlink:)?href=|src=|url\(|@import' flame.svg
+	[ -z "$(grep -Eo 'https?://[^" ]*' flame.svg | grep -v '^http://www.w3.org/2000/svg$')" ]
+	mkdir -p "$OUT_DIR"
+	rm -f "$OUT_DIR/flamegraph.png"
+	args=(--headless --disable-gpu --hide-scrollbars --window-size=1200,400)
+	[ "$(id -u)" = 0 ] && args+=(--no-sandbox)
+	timeout 60 chromium "${args[@]}" --user-data-dir="$T/chromium" \
+		--screenshot="$OUT_DIR/flamegraph.png" "file://$T/flame.svg" 2>/dev/null
+	cp flame.svg "$OUT_DIR/flamegraph.svg"
+	# the script runs in the browser: zoomed on hot_a (from the link), it
+	# takes the whole width and hot_b is hidden; a search shows its share
+	timeout 60 chromium "${args[@]}" --user-data-dir="$T/chromium" \
+		--dump-dom "file://$T/flame.svg#zoom=hot_a" > zoomed.html 2>/dev/null
+	grep -Eq '<title>hot_a \([^<]*</title><rect x="10" y="[0-9]+" width="1180"' zoomed.html
+	grep -Eq '<g class="f"[^>]*display: none;[^>]*><title>hot_b ' zoomed.html
+	timeout 60 chromium "${args[@]}" --user-data-dir="$T/chromium" \
+		--dump-dom "file://$T/flame.svg#search=hot_" > searched.html 2>/dev/null
+	m=$(grep -Eo 'Matched: [0-9.]+%' searched.html | grep -Eo '[0-9.]+')
+	echo "search hot_: $m%"
+	within "$m" 100 2
+	# a PNG, and not a blank page: the frames' colours are there
+	python3 - "$OUT_DIR/flamegraph.png" <<'EOF'
+import sys, zlib, struct
+data = open(sys.argv[1], "rb").read()
+assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+pos, idat, w = 8, b"", 0
+while pos < len(data):
+    n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+    if kind == b"IHDR":
+        w, h, depth, ctype = struct.unpack(">IIBB", data[pos + 8:pos + 18])
+    if kind == b"IDAT":
+        idat += data[pos + 8:pos + 8 + n]
+    pos += 12 + n
+raw = zlib.decompress(idat)
+assert len(set(raw)) > 20, "a blank screenshot"
+print("screenshot", w, "px wide,", len(data), "bytes")
+EOF
+
+	# --folded against perf script of the same file, collapsed here
+	"$PRECORD" query "$U1" --host fg-host --folded | sort > store.folded
+	perf script -i a.data -F ip,sym 2>/dev/null | awk '
+		/^$/ { if (n) { s = f[n]; for (i = n - 1; i >= 1; i--) s = s ";" f[i]; c[s]++ } n = 0; next }
+		{ n++; f[n] = $2 }
+		END { if (n) { s = f[n]; for (i = n - 1; i >= 1; i--) s = s ";" f[i]; c[s]++ } for (s in c) print s, c[s] }' |
+		sort > perf.folded
+	total=$(awk '{ t += $NF } END { print t }' perf.folded)
+	[ "$(awk '{ t += $NF } END { print t }' store.folded)" -eq "$total" ]
+	[ "$total" -eq "$(samples a.data)" ]
+	# every stack with 1% of the samples or more: the same count in both
+	awk -v t="$total" '$NF * 100 >= t' perf.folded > big
+	[ "$(wc -l < big)" -ge 3 ]
+	while read -r line; do
+		grep -qxF "$line" store.folded || { echo "missing in the store: $line"; false; }
+	done < big
+}
+
+@test "fleet: a store that stays down: push fails in one line; --push counts what it dropped and what waits on disk" {
+	"$PRECORD" -q -g -F 199 -o a.data -- "$WL" hot3 0.5
+	"$CLUSTER" stop "$T/ch"
+	run "$PRECORD" push "$U1" a.data
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"cannot reach ClickHouse at $U1"* ]]
+	[ "$(grep -c . <<< "$output")" -eq 1 ]
+
+	run "$PRECORD" -q -g -F 99 -o d.data --switch-output=1s --switch-max-files=2 \
+		--push "$U1" -- "$WL" hot3 4
+	echo "$output"
+	[ "$status" -eq 0 ]
+	kept=(d.data.*)
+	[ "${#kept[@]}" -eq 2 ]
+	made=$(grep -c '^d\.data\.' <<< "$output")
+	[ "$made" -ge 4 ]
+	grep -q "NOT delivered: 2 still pending (kept on disk, first ${kept[0]})" <<< "$output"
+	grep -q ", $((made - 2)) removed by --switch-max-files before they were pushed" <<< "$output"
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A ClickHouse server's HTTP interface over libcurl: one SQL statement per
+ * request (the statement in the URL's query parameter, INSERT data in the
+ * POST body), with retries and back-off for a store that is down or slow.
+ */
+#ifndef PRECORD_FLEET_HTTP_H
+#define PRECORD_FLEET_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "util/buf.h"
+
+struct ch_conn;
+
+/* url: http://HOST:PORT/ (a path or ?settings may follow).  NULL + errno. */
+struct ch_conn *ch_conn__new(const char *url);
+void ch_conn__free(struct ch_conn *c);
+
+/*
+ * Attempts for a request that failed on the way (refused, reset, timed
+ * out, or a ClickHouse error that says "try again"): 1 means no retry.
+ * The waits between attempts start at first_ms and double.
+ */
+void ch_conn__set_retry(struct ch_conn *c, int attempts, int first_ms);
+/* Seconds a request may take (connect: at most 5 s of it). */
+void ch_conn__set_timeout(struct ch_conn *c, long secs);
+
+/*
+ * Run sql with body (NULL: none) as its data; the answer into out
+ * (NUL-terminated, out->len excludes the NUL).  0, or -EIO (the server's
+ * error: retrying does not help) or -EAGAIN (the store could not be
+ * reached or was overloaded after every attempt); ch_conn__error() then
+ * says what happened in one line.
+ */
+int ch_conn__exec(struct ch_conn *c, const char *sql, const void *body, size_t len,
+		  struct pbuf *out);
+/* The same with retries off, whatever set_retry said: for a statement that
+ * must not run twice (the caller retries it its own way). */
+int ch_conn__exec_once(struct ch_conn *c, const char *sql, const void *body, size_t len,
+		       struct pbuf *out);
+const char *ch_conn__error(const struct ch_conn *c);
+const char *ch_conn__url(const struct ch_conn *c);
+
+/* Append s to b quoted as a ClickHouse string literal ('...' with escapes). */
+int ch_quote(struct pbuf *b, const char *s);
+/* Append s to b escaped for a TabSeparated field. */
+int ch_tsv_escape(struct pbuf *b, const char *s);
+
+#endif

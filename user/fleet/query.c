@@ -1,0 +1,517 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * precord query URL [filters] --top N | --totals | --folded | --flamegraph
+ * OUT.svg: the store's committed samples (store.h), summed per stack on
+ * the shards, the stacks fetched once, and the report made here.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fleet/fleet.h"
+#include "fleet/flamegraph.h"
+#include "fleet/store.h"
+#include "fleet/tsv.h"
+#include "util/log.h"
+
+struct qargs {
+	const char *url, *host, *comm, *cgroup, *svg;
+	double since;		/* seconds back, 0 = all */
+	int top;
+	bool children, totals, folded;
+};
+
+struct qstack {
+	uint64_t hash, count, weight;
+	char **syms, **dsos;	/* leaf first */
+	int nr, nr_dsos;	/* the same unless the server's answer was cut */
+};
+
+static void query_usage(FILE *f)
+{
+	fputs("usage: precord query URL [--host H] [--since DURATION] [--comm NAME] [--cgroup PATH]\n"
+	      "                 [--top N [--children] | --totals | --folded | --flamegraph OUT.svg]\n"
+	      "Report the samples in the store at URL (default --top 20).\n"
+	      "  --host H          only host H (the name given to push/--push)\n"
+	      "  --since DURATION  only the last DURATION (90s, 30m, 6h, 7d)\n"
+	      "  --comm NAME       only processes named NAME\n"
+	      "  --cgroup PATH     only this cgroup path\n"
+	      "  --top N           the N functions with the largest share: PCT%  SYMBOL  DSO\n"
+	      "  --children        shares of samples with the function anywhere on the stack\n"
+	      "  --totals          one line per host: HOST SAMPLES FIRST LAST (UTC)\n"
+	      "  --folded          collapsed stacks, root first: a;b;c COUNT\n"
+	      "  --flamegraph OUT.svg  an interactive flame graph (one file, no network)\n",
+	      f);
+}
+
+static int parse_duration(const char *s, double *out)
+{
+	char *end;
+	double v = strtod(s, &end), mult = 1;
+
+	if (end == s || !(v > 0))
+		return -EINVAL;
+	if (*end == 's')
+		end++;
+	else if (*end == 'm')
+		mult = 60, end++;
+	else if (*end == 'h')
+		mult = 3600, end++;
+	else if (*end == 'd')
+		mult = 86400, end++;
+	else if (*end == 'w')
+		mult = 7 * 86400, end++;
+	if (*end)
+		return -EINVAL;
+	*out = v * mult;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct qargs *a)
+{
+	enum { O_HOST = 1000, O_SINCE, O_COMM, O_CGROUP, O_TOP, O_CHILDREN, O_TOTALS,
+	       O_FOLDED, O_FLAME };
+	static const struct option lo[] = {
+		{ "host", required_argument, NULL, O_HOST },
+		{ "since", required_argument, NULL, O_SINCE },
+		{ "comm", required_argument, NULL, O_COMM },
+		{ "cgroup", required_argument, NULL, O_CGROUP },
+		{ "top", required_argument, NULL, O_TOP },
+		{ "children", no_argument, NULL, O_CHILDREN },
+		{ "totals", no_argument, NULL, O_TOTALS },
+		{ "folded", no_argument, NULL, O_FOLDED },
+		{ "flamegraph", required_argument, NULL, O_FLAME },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt, modes = 0;
+
+	memset(a, 0, sizeof(*a));
+	a->top = 20;
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (opt) {
+		case O_HOST: a->host = optarg; break;
+		case O_COMM: a->comm = optarg; break;
+		case O_CGROUP: a->cgroup = optarg; break;
+		case O_SINCE:
+			if (parse_duration(optarg, &a->since)) {
+				pr_err("query: bad --since '%s': give a duration such as 90s, 30m, 6h or 7d",
+				       optarg);
+				return 2;
+			}
+			break;
+		case O_TOP:
+			a->top = atoi(optarg);
+			if (a->top <= 0) {
+				pr_err("query: bad --top '%s': give a count > 0", optarg);
+				return 2;
+			}
+			modes |= 1;
+			break;
+		case O_CHILDREN: a->children = true; break;
+		case O_TOTALS: a->totals = true; modes |= 2; break;
+		case O_FOLDED: a->folded = true; modes |= 4; break;
+		case O_FLAME: a->svg = optarg; modes |= 8; break;
+		case 'h':
+			query_usage(stdout);
+			return 1;
+		default:
+			pr_err("query: unknown option or missing argument '%s' (see precord query --help)",
+			       argv[optind - 1]);
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		pr_err("query: give one store URL (see precord query --help)");
+		return 2;
+	}
+	if (modes & (modes - 1)) {
+		pr_err("query: give one of --top, --totals, --folded and --flamegraph");
+		return 2;
+	}
+	a->url = argv[optind];
+	return 0;
+}
+
+/* WHERE clause of the samples: the filters, and only committed pushes. */
+static int where_clause(const struct qargs *a, const struct fleet_store *s, time_t now,
+			bool committed, struct pbuf *w)
+{
+	char tmp[256];
+	time_t since = a->since ? now - (time_t)a->since : 0;
+
+	snprintf(tmp, sizeof(tmp), "window >= toDateTime(%lld) AND date >= toDate(toDateTime(%lld))",
+		 (long long)since, (long long)since);
+	pbuf_put(w, tmp, strlen(tmp));
+	if (a->host) {
+		pbuf_put(w, " AND host = ", 12);
+		ch_quote(w, a->host);
+	}
+	if (a->comm) {
+		pbuf_put(w, " AND comm = ", 12);
+		ch_quote(w, a->comm);
+	}
+	if (a->cgroup) {
+		pbuf_put(w, " AND cgroup = ", 14);
+		ch_quote(w, a->cgroup);
+	}
+	if (committed) {
+		/* precord_files_local on purpose: a host's files are on the
+		 * shard of its samples, so each shard checks its own. */
+		snprintf(tmp, sizeof(tmp),
+			 " AND (host, file_id, push_id) IN (SELECT host, file_id, argMin(push_id, pushed_ns) FROM precord_files_local WHERE date >= toDate(toDateTime(%lld))",
+			 (long long)since);
+		pbuf_put(w, tmp, strlen(tmp));
+		if (a->host) {
+			pbuf_put(w, " AND host = ", 12);
+			ch_quote(w, a->host);
+		}
+		pbuf_put(w, " GROUP BY host, file_id)", 24);
+	}
+	(void)s;
+	return pbuf_put_u8(w, 0);
+}
+
+static int run_sql(struct fleet_store *s, const char *sql, struct pbuf *out)
+{
+	int err = ch_conn__exec(s->conn, sql, NULL, 0, out);
+
+	if (err)
+		pr_err("query: %s", ch_conn__error(s->conn));
+	return err;
+}
+
+static void fmt_time(uint64_t t, char *buf, size_t n)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	gmtime_r(&tt, &tm);
+	strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static int query_totals(struct fleet_store *s, const char *where)
+{
+	struct pbuf out = { 0 };
+	char *sql = NULL, *line, *save = NULL;
+	int err;
+
+	if (asprintf(&sql, "SELECT host, sum(count), toUInt32(min(window)), toUInt32(max(window)) FROM %s WHERE %s GROUP BY host ORDER BY host FORMAT TabSeparated",
+		     s->samples, where) < 0)
+		return -ENOMEM;
+	err = run_sql(s, sql, &out);
+	free(sql);
+	for (line = err ? NULL : strtok_r((char *)out.data, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *f[4], a[32], b[32];
+
+		if (tsv_split(line, f, 4) != 4)
+			continue;
+		tsv_unescape(f[0]);
+		fmt_time(strtoull(f[2], NULL, 10), a, sizeof(a));
+		fmt_time(strtoull(f[3], NULL, 10), b, sizeof(b));
+		printf("%s %s %s %s\n", f[0], f[1], a, b);
+	}
+	pbuf_free(&out);
+	return err;
+}
+
+static void free_stacks(struct qstack *st, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		for (int j = 0; j < st[i].nr; j++)
+			free(st[i].syms[j]);
+		for (int j = 0; j < st[i].nr_dsos; j++)
+			free(st[i].dsos[j]);
+		free(st[i].syms);
+		free(st[i].dsos);
+	}
+	free(st);
+}
+
+/* Sums per stack (sorted by hash), then the stacks' frames merged in. */
+static int load_stacks(struct fleet_store *s, const char *where, const char *where_all,
+		       time_t since, struct qstack **out_st, size_t *out_n)
+{
+	struct pbuf out = { 0 };
+	struct qstack *st = NULL;
+	size_t n = 0, cap = 0, k = 0;
+	char *sql = NULL, *line, *save = NULL;
+	int err;
+
+	if (asprintf(&sql, "SELECT stack_hash, sum(count), sum(weight) FROM %s WHERE %s GROUP BY stack_hash ORDER BY stack_hash FORMAT TabSeparated",
+		     s->samples, where) < 0)
+		return -ENOMEM;
+	err = run_sql(s, sql, &out);
+	free(sql);
+	sql = NULL;
+	for (line = err ? NULL : strtok_r((char *)out.data, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *f[3];
+
+		if (tsv_split(line, f, 3) != 3)
+			continue;
+		if (n == cap) {
+			struct qstack *ns = realloc(st, (cap = cap ? cap * 2 : 1024) * sizeof(*st));
+
+			if (!ns) {
+				err = -ENOMEM;
+				break;
+			}
+			st = ns;
+		}
+		st[n++] = (struct qstack){ strtoull(f[0], NULL, 10), strtoull(f[1], NULL, 10),
+					   strtoull(f[2], NULL, 10), NULL, NULL, 0, 0 };
+	}
+	if (err || !n)
+		goto out;
+	if (asprintf(&sql, "SELECT stack_hash, any(symbols), any(dsos) FROM %s WHERE date >= toDate(toDateTime(%lld)) AND stack_hash GLOBAL IN (SELECT stack_hash FROM %s WHERE %s) GROUP BY stack_hash ORDER BY stack_hash FORMAT TabSeparated",
+		     s->stacks, (long long)since, s->samples, where_all) < 0) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = run_sql(s, sql, &out);
+	save = NULL;
+	for (line = err ? NULL : strtok_r((char *)out.data, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *f[3];
+		uint64_t h;
+
+		if (tsv_split(line, f, 3) != 3)
+			continue;
+		h = strtoull(f[0], NULL, 10);
+		while (k < n && st[k].hash < h)
+			k++;
+		if (k == n)
+			break;
+		if (st[k].hash != h || st[k].syms)
+			continue;
+		if (tsv_parse_array(f[1], &st[k].syms, &st[k].nr) ||
+		    tsv_parse_array(f[2], &st[k].dsos, &st[k].nr_dsos)) {
+			err = -ENOMEM;
+			break;
+		}
+	}
+out:
+	free(sql);
+	pbuf_free(&out);
+	if (err) {
+		free_stacks(st, n);
+		return err;
+	}
+	*out_st = st;
+	*out_n = n;
+	return 0;
+}
+
+struct fn_share {
+	const char *sym, *dso;
+	uint64_t weight;
+	uint64_t seen;		/* the last stack counted (children: once per stack) */
+};
+
+static const char *base_name(const char *p)
+{
+	const char *b = strrchr(p, '/');
+
+	return b && b[1] ? b + 1 : p;
+}
+
+static int compare_share(const void *a, const void *b)
+{
+	const struct fn_share *x = a, *y = b;
+
+	if (!x->sym || !y->sym)
+		return !x->sym - !y->sym;
+	if (x->weight != y->weight)
+		return x->weight < y->weight ? 1 : -1;
+	return strcmp(x->sym, y->sym);
+}
+
+static uint32_t fn_hash(const char *sym, const char *dso)
+{
+	uint32_t h = 2166136261u;
+
+	for (const char *c = sym; *c; c++)
+		h = (h ^ (unsigned char)*c) * 16777619u;
+	h = (h ^ 0xff) * 16777619u;
+	for (const char *c = dso; *c; c++)
+		h = (h ^ (unsigned char)*c) * 16777619u;
+	return h;
+}
+
+/* Functions by (symbol, DSO) in a linear-probe table: a report has a few
+ * thousand of them. */
+struct fn_table {
+	struct fn_share *v;
+	size_t cap, used;
+};
+
+static struct fn_share *fn_find(struct fn_table *t, const char *sym, const char *dso)
+{
+	size_t p;
+
+	if ((t->used + 1) * 2 > t->cap) {
+		struct fn_table n = { calloc(t->cap ? t->cap * 2 : 1024, sizeof(*t->v)),
+				      t->cap ? t->cap * 2 : 1024, 0 };
+
+		if (!n.v)
+			return NULL;
+		for (size_t i = 0; i < t->cap; i++) {
+			if (!t->v[i].sym)
+				continue;
+			for (p = fn_hash(t->v[i].sym, t->v[i].dso) & (n.cap - 1); n.v[p].sym;
+			     p = (p + 1) & (n.cap - 1))
+				;
+			n.v[p] = t->v[i];
+		}
+		n.used = t->used;
+		free(t->v);
+		*t = n;
+	}
+	for (p = fn_hash(sym, dso) & (t->cap - 1); t->v[p].sym; p = (p + 1) & (t->cap - 1))
+		if (!strcmp(t->v[p].sym, sym) && !strcmp(t->v[p].dso, dso))
+			return &t->v[p];
+	t->v[p] = (struct fn_share){ sym, dso, 0, 0 };
+	t->used++;
+	return &t->v[p];
+}
+
+/* Self: the leaf's function; children: every function on the stack, once
+ * per stack (recursion counts once), as perf report --children. */
+static int report_top(const struct qargs *a, struct qstack *st, size_t n)
+{
+	struct fn_table t = { 0 };
+	uint64_t total = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		total += st[i].weight;
+		for (int j = 0; j < (a->children ? st[i].nr : (st[i].nr > 0)); j++) {
+			struct fn_share *f = fn_find(&t, st[i].syms[j],
+						     j < st[i].nr_dsos ? st[i].dsos[j] : "");
+
+			if (!f) {
+				free(t.v);
+				return -ENOMEM;
+			}
+			if (f->seen == i + 1)
+				continue;
+			f->seen = i + 1;
+			f->weight += st[i].weight;
+		}
+	}
+	if (t.v)
+		qsort(t.v, t.cap, sizeof(*t.v), compare_share);
+	for (size_t i = 0; i < t.cap && (int)i < a->top && t.v[i].sym; i++)
+		printf("%6.2f%%  %s  %s\n", total ? 100.0 * (double)t.v[i].weight / (double)total : 0.0,
+		       t.v[i].sym, base_name(t.v[i].dso));
+	free(t.v);
+	return 0;
+}
+
+static int report_folded(struct qstack *st, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!st[i].nr || !st[i].count)
+			continue;
+		for (int j = st[i].nr - 1; j >= 0; j--)
+			printf("%s%s", st[i].syms[j], j ? ";" : "");
+		printf(" %" PRIu64 "\n", st[i].count);
+	}
+	return fflush(stdout) ? -EIO : 0;
+}
+
+static int report_flamegraph(const struct qargs *a, struct qstack *st, size_t n)
+{
+	struct flame *f = flame__new();
+	const char **frames = NULL;
+	char title[512];
+	FILE *out;
+	int err = 0;
+
+	if (!f)
+		return -ENOMEM;
+	for (size_t i = 0; i < n && !err; i++) {
+		const char **nf = realloc(frames, (size_t)(st[i].nr + 1) * sizeof(*frames));
+
+		if (!nf) {
+			err = -ENOMEM;
+			break;
+		}
+		frames = nf;
+		for (int j = 0; j < st[i].nr; j++)
+			frames[j] = st[i].syms[st[i].nr - 1 - j];
+		err = flame__add(f, frames, st[i].nr, st[i].count);
+	}
+	free(frames);
+	snprintf(title, sizeof(title), "precord: %s%s%s%s%s", a->host ? "host " : "all hosts",
+		 a->host ? a->host : "", a->comm ? ", comm " : "", a->comm ? a->comm : "",
+		 a->since ? ", recent" : "");
+	out = err ? NULL : fopen(a->svg, "w");
+	if (!err && !out) {
+		err = -errno;
+		pr_err("query: cannot write %s: %s", a->svg, strerror(errno));
+	}
+	if (out) {
+		err = flame__write_svg(f, out, title);
+		if (fclose(out) && !err)
+			err = -EIO;
+		if (err)
+			pr_err("query: writing %s failed: %s", a->svg, strerror(-err));
+	}
+	flame__free(f);
+	return err;
+}
+
+int fleet_query_main(int argc, char **argv)
+{
+	struct fleet_store s;
+	struct qargs a;
+	struct pbuf where = { 0 }, where_all = { 0 };
+	struct qstack *st = NULL;
+	size_t n = 0;
+	time_t now = time(NULL);
+	int err = parse_args(argc, argv, &a);
+
+	if (err)
+		return err == 1 ? 0 : err;
+	char why[400];
+
+	if (fleet_store__open(&s, a.url, 3, why, sizeof(why))) {
+		pr_err("query: %s", why);
+		return 1;
+	}
+	ch_conn__set_retry(s.conn, 3, 300);
+	if (where_clause(&a, &s, now, true, &where) || where_clause(&a, &s, now, false, &where_all)) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (a.totals) {
+		err = query_totals(&s, (char *)where.data);
+		goto out;
+	}
+	err = load_stacks(&s, (char *)where.data, (char *)where_all.data,
+			  a.since ? now - (time_t)a.since : 0, &st, &n);
+	if (err)
+		goto out;
+	if (a.folded)
+		err = report_folded(st, n);
+	else if (a.svg)
+		err = report_flamegraph(&a, st, n);
+	else
+		err = report_top(&a, st, n);
+	free_stacks(st, n);
+out:
+	if (err == -ENOMEM)
+		pr_err("query: out of memory");
+	pbuf_free(&where);
+	pbuf_free(&where_all);
+	fleet_store__close(&s);
+	return err ? 1 : 0;
+}

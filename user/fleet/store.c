@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "store.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fleet/fleet.h"
+#include "util/log.h"
+
+/*
+ * ClickHouse 18.16: no Map, no codecs, no TTL.  Every table is partitioned
+ * by day (retention = ALTER TABLE ... DROP PARTITION of old days, the same
+ * days in the three tables).  The sort keys serve the queries: samples by
+ * host and time first (a host-day is one range of the index), files by
+ * (host, file_id) for the already-pushed check, stacks by hash for the
+ * lookup and for ReplacingMergeTree to fold the copies several pushers
+ * insert.  A files row's date is the day of its last sample, so a query
+ * from a day D reads the files partitions from D on.
+ */
+static const char *const local_tables[][2] = {
+	{ "precord_samples_local",
+	  "(date Date DEFAULT toDate(window), window DateTime, host String, cgroup String, comm String, "
+	  "pid UInt32, leaf_build_id String, stack_hash UInt64, count UInt64, "
+	  "weight UInt64, file_id UInt64, push_id UInt64) "
+	  "ENGINE = MergeTree PARTITION BY toYYYYMMDD(date) "
+	  "ORDER BY (host, window, comm, pid, stack_hash)" },
+	{ "precord_stacks_local",
+	  "(date Date DEFAULT toDate(seen), seen DateTime, stack_hash UInt64, symbols Array(String), dsos Array(String), "
+	  "build_ids Array(String)) "
+	  "ENGINE = ReplacingMergeTree PARTITION BY toYYYYMMDD(date) ORDER BY stack_hash" },
+	{ "precord_files_local",
+	  "(date Date DEFAULT toDate(last), host String, file_id UInt64, push_id UInt64, name String, "
+	  "samples UInt64, weight UInt64, first DateTime, last DateTime, pushed_ns UInt64) "
+	  "ENGINE = MergeTree PARTITION BY toYYYYMMDD(date) ORDER BY (host, file_id)" },
+};
+
+/* Distributed tables: samples and files of a host on one shard (the
+ * commit check and the filter run locally there), stacks by their hash. */
+static const char *const dist_tables[][3] = {
+	{ "precord_samples", "precord_samples_local", "cityHash64(host)" },
+	{ "precord_stacks", "precord_stacks_local", "stack_hash" },
+	{ "precord_files", "precord_files_local", "cityHash64(host)" },
+};
+
+static bool valid_name(const char *s)
+{
+	if (!*s || strlen(s) > 200)
+		return false;
+	for (; *s; s++)
+		if (!(*s == '_' || *s == '-' || *s == '.' || (*s >= '0' && *s <= '9') ||
+		      (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')))
+			return false;
+	return true;
+}
+
+static int run(struct ch_conn *c, const char *sql, struct pbuf *out)
+{
+	int err = ch_conn__exec(c, sql, NULL, 0, out);
+
+	if (err)
+		pr_err("fleet-schema: %s", ch_conn__error(c));
+	return err;
+}
+
+int fleet_store__create(struct ch_conn *c, const char *cluster)
+{
+	struct pbuf out = { 0 }, q = { 0 };
+	char *sql = NULL;
+	int err = 0;
+
+	if (cluster) {
+		if (!valid_name(cluster)) {
+			pr_err("fleet-schema: bad cluster name '%s': letters, digits, '_', '-', '.'",
+			       cluster);
+			return -EINVAL;
+		}
+		ch_quote(&q, cluster);
+		pbuf_put_u8(&q, 0);
+		if (q.err || asprintf(&sql, "SELECT count() FROM system.clusters WHERE cluster = %s",
+				      (char *)q.data) < 0) {
+			err = -ENOMEM;
+			goto out;
+		}
+		err = run(c, sql, &out);
+		if (err)
+			goto out;
+		if (atoi((char *)out.data) == 0) {
+			pr_err("fleet-schema: %s has no cluster '%s' in its remote_servers: add it to its config.xml, or leave out --cluster",
+			       ch_conn__url(c), cluster);
+			err = -ENOENT;
+			goto out;
+		}
+	}
+	for (size_t i = 0; !err && i < sizeof(local_tables) / sizeof(local_tables[0]); i++) {
+		free(sql);
+		sql = NULL;
+		if (asprintf(&sql, "CREATE TABLE IF NOT EXISTS %s %s", local_tables[i][0],
+			     local_tables[i][1]) < 0)
+			err = -ENOMEM;
+		else
+			err = run(c, sql, &out);
+	}
+	for (size_t i = 0; cluster && !err && i < sizeof(dist_tables) / sizeof(dist_tables[0]); i++) {
+		free(sql);
+		sql = NULL;
+		if (asprintf(&sql, "CREATE TABLE IF NOT EXISTS %s AS %s ENGINE = Distributed(%s, currentDatabase(), %s, %s)",
+			     dist_tables[i][0], dist_tables[i][1], (char *)q.data, dist_tables[i][1],
+			     dist_tables[i][2]) < 0)
+			err = -ENOMEM;
+		else
+			err = run(c, sql, &out);
+	}
+out:
+	if (err == -ENOMEM)
+		pr_err("fleet-schema: out of memory");
+	free(sql);
+	pbuf_free(&q);
+	pbuf_free(&out);
+	return err;
+}
+
+int fleet_store__open(struct fleet_store *s, const char *url, int attempts, char *why, size_t n)
+{
+	struct pbuf out = { 0 };
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	s->conn = ch_conn__new(url);
+	if (!s->conn) {
+		snprintf(why, n, "bad store URL '%s': give http://HOST:PORT/ of a ClickHouse server's HTTP interface",
+			 url);
+		return -EINVAL;
+	}
+	ch_conn__set_retry(s->conn, attempts, 500);
+	err = ch_conn__exec(s->conn,
+			    "SELECT name FROM system.tables WHERE database = currentDatabase() AND name LIKE 'precord\\\\_%' ORDER BY name FORMAT TabSeparated",
+			    NULL, 0, &out);
+	if (err) {
+		snprintf(why, n, "%s", ch_conn__error(s->conn));
+		goto fail;
+	}
+	if (!strstr((char *)out.data, "precord_samples_local\n") ||
+	    !strstr((char *)out.data, "precord_stacks_local\n") ||
+	    !strstr((char *)out.data, "precord_files_local\n")) {
+		snprintf(why, n, "%s has no precord tables: create them with `precord fleet-schema %s [--cluster NAME]`",
+			 url, url);
+		err = -ENOENT;
+		goto fail;
+	}
+	s->distributed = strstr((char *)out.data, "precord_samples\n") &&
+			 strstr((char *)out.data, "precord_stacks\n") &&
+			 strstr((char *)out.data, "precord_files\n");
+	s->samples = s->distributed ? "precord_samples" : "precord_samples_local";
+	s->stacks = s->distributed ? "precord_stacks" : "precord_stacks_local";
+	s->files = s->distributed ? "precord_files" : "precord_files_local";
+	pbuf_free(&out);
+	return 0;
+fail:
+	pbuf_free(&out);
+	ch_conn__free(s->conn);
+	s->conn = NULL;
+	return err;
+}
+
+void fleet_store__close(struct fleet_store *s)
+{
+	ch_conn__free(s->conn);
+	s->conn = NULL;
+}
+
+static void schema_usage(FILE *f)
+{
+	fputs("usage: precord fleet-schema URL [--cluster NAME]\n"
+	      "Create precord's tables on the ClickHouse server at URL (its HTTP\n"
+	      "interface, http://HOST:8123/); with --cluster also the Distributed\n"
+	      "tables over the cluster NAME of that server's remote_servers.  Run it\n"
+	      "once on every server of the cluster; running it again changes nothing.\n",
+	      f);
+}
+
+int fleet_schema_main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "cluster", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *cluster = NULL;
+	struct ch_conn *c;
+	int opt, err;
+
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		if (opt == 'c') {
+			cluster = optarg;
+		} else if (opt == 'h') {
+			schema_usage(stdout);
+			return 0;
+		} else {
+			pr_err("fleet-schema: unknown option or missing argument '%s' (see precord fleet-schema --help)",
+			       argv[optind - 1]);
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		pr_err("fleet-schema: give one URL (see precord fleet-schema --help)");
+		return 2;
+	}
+	c = ch_conn__new(argv[optind]);
+	if (!c) {
+		pr_err("fleet-schema: bad URL '%s': give http://HOST:PORT/ of a ClickHouse server",
+		       argv[optind]);
+		return 2;
+	}
+	ch_conn__set_retry(c, 3, 300);
+	err = fleet_store__create(c, cluster);
+	ch_conn__free(c);
+	return err ? 1 : 0;
+}

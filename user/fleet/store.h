@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * precord's tables in ClickHouse (docs/fleet.md, "Schema"): their names,
+ * their creation (precord fleet-schema) and which of them a server has.
+ *
+ *   precord_samples_local  one row per (host, 10 s window, cgroup, comm,
+ *                          pid, leaf build-id, stack): count and weight,
+ *                          and the (file_id, push_id) that inserted it
+ *   precord_stacks_local   a stack once per day by its hash: symbols and
+ *                          DSOs, leaf first (ReplacingMergeTree)
+ *   precord_files_local    one row per pushed file: the commit mark
+ *   precord_samples, precord_stacks, precord_files
+ *                          the Distributed tables over them (--cluster)
+ *
+ * A sample row counts only when its (host, file_id, push_id) is the first
+ * commit of its file in precord_files: a file is counted once whatever
+ * failed or ran twice on the way.
+ */
+#ifndef PRECORD_FLEET_STORE_H
+#define PRECORD_FLEET_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "fleet/http.h"
+
+/* The time resolution of the samples table (a window's start). */
+#define FLEET_WINDOW_SECS	10
+
+struct fleet_store {
+	struct ch_conn *conn;
+	bool distributed;	/* the Distributed tables exist: read and write them */
+	const char *samples, *stacks, *files;	/* the tables to use */
+};
+
+/* Connect to url and find precord's tables (attempts: see
+ * ch_conn__set_retry); 0, or -errno with one line in why that says what
+ * to do (no tables: run fleet-schema). */
+int fleet_store__open(struct fleet_store *s, const char *url, int attempts, char *why, size_t n);
+void fleet_store__close(struct fleet_store *s);
+
+/* Create the tables (and with cluster the Distributed ones); 0 or -errno
+ * after one line. */
+int fleet_store__create(struct ch_conn *c, const char *cluster);
+
+
+#endif
