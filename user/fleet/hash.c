@@ -1,15 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "hash.h"
 
-static inline uint64_t mix(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	h ^= h >> 33;
-	return h;
-}
+#include "util/mix64.h"
 
 uint64_t fleet_hash64(const void *p, size_t n, uint64_t seed)
 {
@@ -22,14 +14,14 @@ uint64_t fleet_hash64(const void *p, size_t n, uint64_t seed)
 
 		for (int k = 7; k >= 0; k--)
 			w = (w << 8) | b[i + k];
-		h = mix(h ^ w) + 0x9e3779b97f4a7c15ULL;
+		h = mix64(h ^ w) + 0x9e3779b97f4a7c15ULL;
 	}
 	if (i < n) {
 		uint64_t w = 0;
 
 		for (size_t k = n; k > i; k--)
 			w = (w << 8) | b[k - 1];
-		h = mix(h ^ w ^ 0x80);
+		h = mix64(h ^ w ^ 0x80);
 	}
-	return mix(h);
+	return mix64(h);
 }

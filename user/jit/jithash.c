@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "util/le.h"
+#include "util/mix64.h"
 
 static const __u64 seed[3] = {
 	0x243f6a8885a308d3ULL, 0x13198a2e03707344ULL, 0xa4093822299f31d0ULL,
@@ -17,15 +18,6 @@ static inline __u64 rotl(__u64 v, unsigned int r)
 	return (v << r) | (v >> (64 - r));
 }
 
-static inline __u64 mix64(__u64 v)	/* avalanche finalizer */
-{
-	v ^= v >> 33;
-	v *= 0xff51afd7ed558ccdULL;
-	v ^= v >> 33;
-	v *= 0xc4ceb9fe1a85ec53ULL;
-	v ^= v >> 33;
-	return v;
-}
 
 static void hash_word(struct jithash *h, __u64 w)
 {

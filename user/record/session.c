@@ -527,22 +527,27 @@ static void forget_pid(void *ctx, __u32 pid)
 }
 
 /* The features of the file old writes (records up to the switch). */
-static int finish_rotated(struct session *s, struct output *old, struct perfdata_writer *w)
+/* The features of out: the build-ids of the DSOs its samples hit. */
+static int write_features(struct session *s, struct output *out)
 {
 	const struct perfdata_build_id *ids = NULL;
 	size_t nr_ids = 0;
 	struct perfdata_env env;
-	int err;
+	int err = dso_table__finish(s->dt, cache_dir(s), true, &ids, &nr_ids);
 
-	err = jit_sources__checkpoint(s->jit, w, s->id_type, s->dt, cache_dir(s), s->start_ns);
-	if (!err)
-		err = dso_table__finish(s->dt, cache_dir(s), true, &ids, &nr_ids);
 	if (err)
 		return err;
 	make_env(s, &env, s->start_tod_ns, s->start_ns);
 	env.build_ids = ids;
 	env.nr_build_ids = nr_ids;
-	return output__finish(old, &env);
+	return output__finish(out, &env);
+}
+
+static int finish_rotated(struct session *s, struct output *old, struct perfdata_writer *w)
+{
+	int err = jit_sources__checkpoint(s->jit, w, s->id_type, s->dt, cache_dir(s), s->start_ns);
+
+	return err ? err : write_features(s, old);
 }
 
 /* The next file: created under -o, its head the tracked state at t. */
@@ -714,10 +719,7 @@ static int finish_last_rotated(struct session *s)
  * --xray-out), then the features. */
 static int finish_file(struct session *s)
 {
-	const struct perfdata_build_id *ids = NULL;
 	bool stopped = perfdata_writer__error(s->w) != 0;
-	size_t nr_ids = 0;
-	struct perfdata_env env;
 	int err;
 
 	err = stopped ? 0 : drain(s);
@@ -732,14 +734,9 @@ static int finish_file(struct session *s)
 		s->lost_output = true;
 	if (!err && !stopped)
 		err = report_drops(s, now_ns(CLOCK_MONOTONIC));
-	if (!err)
-		err = dso_table__finish(s->dt, cache_dir(s), true, &ids, &nr_ids);
 	if (err)
 		return err;
-	make_env(s, &env, s->start_tod_ns, s->start_ns);
-	env.build_ids = ids;
-	env.nr_build_ids = nr_ids;
-	err = output__finish(s->out, &env);
+	err = write_features(s, s->out);
 	if (tracing__write_xray(s->trace))
 		s->lost_output = true;
 	return err ? err : finish_last_rotated(s);
