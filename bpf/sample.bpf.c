@@ -198,11 +198,25 @@ struct {
 
 #define PF_KTHREAD_FLAG	0x00200000	/* include/linux/sched.h PF_KTHREAD */
 
+/*
+ * The user registers of the sampled task: those it entered the kernel
+ * with, the interrupted ones when the sample hit user mode.  NULL for
+ * kernel threads and the idle task, which have no user context.
+ */
+static __always_inline struct pt_regs *user_regs(const struct prec_sample *s)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	if (!s->pid || (task->flags & PF_KTHREAD_FLAG))
+		return NULL;
+	/* declared as returning long by libbpf 1.1: a BTF pt_regs pointer */
+	return (struct pt_regs *)bpf_task_pt_regs(task);
+}
+
 SEC("perf_event")
 int on_sample_dwarf(struct bpf_perf_event_data *ctx)
 {
 	__u32 cpu = bpf_get_smp_processor_id(), got = 0, want = dwarf_stack_size;
-	struct task_struct *task;
 	struct prec_sample *s;
 	struct dwarf_buf *b;
 	struct pt_regs *r;
@@ -218,15 +232,8 @@ int on_sample_dwarf(struct bpf_perf_event_data *ctx)
 	if (n < 0)
 		return 0;
 	size = sizeof(*s) + 8 * (n & 0x7f);
-	task = bpf_get_current_task_btf();
-	/* kernel threads and the idle task have no user context: abi 0 */
-	if (s->pid && !(task->flags & PF_KTHREAD_FLAG)) {
-		/* the registers the task entered the kernel with: the
-		 * interrupted ones when the sample hit user mode */
-		/* declared as returning long by libbpf 1.1: a BTF pt_regs pointer */
-		r = (struct pt_regs *)bpf_task_pt_regs(task);
-		if (!r)
-			goto out;
+	r = user_regs(s);		/* none: abi 0 */
+	if (r) {
 		regs = &s->ips[n & 0x7f];
 		regs[0] = r->ax;
 		regs[1] = r->bx;
@@ -275,7 +282,6 @@ int on_sample_dwarf(struct bpf_perf_event_data *ctx)
 		s->stack_len = got;
 		size += 8 * PREC_DWARF_NR_REGS + ((got + 7) & ~7u);
 	}
-out:
 	s->hdr.size = size;
 	if (size <= sizeof(*b))
 		emit(b, size);
@@ -292,7 +298,6 @@ out:
 SEC("perf_event")
 int on_sample_ehframe(struct bpf_perf_event_data *ctx)
 {
-	struct task_struct *task;
 	struct sample_buf *b;
 	struct prec_sample *s;
 	struct pt_regs *r;
@@ -308,12 +313,9 @@ int on_sample_ehframe(struct bpf_perf_event_data *ctx)
 	if (n < 0)
 		return 0;
 	kn = n & 0x7f;
-	task = bpf_get_current_task_btf();
-	if (s->pid && !(task->flags & PF_KTHREAD_FLAG)) {
-		r = (struct pt_regs *)bpf_task_pt_regs(task);
-		if (r)
-			un = unwind_user(r, s->pid, s->ips, kn);
-	}
+	r = user_regs(s);
+	if (r)
+		un = unwind_user(r, s->pid, s->ips, kn);
 	if (un > PREC_MAX_STACK)
 		un = PREC_MAX_STACK;
 	s->nr_user = un;
