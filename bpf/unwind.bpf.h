@@ -71,6 +71,26 @@ struct {
 #define UNWIND_SIG_RBP		120
 #define UNWIND_SIG_WORDS	7		/* rbp rbx rdx rax rcx rsp rip */
 
+/*
+ * The last mapping a walk found, per CPU: a stack's frames mostly sit in
+ * a few files, so most frames skip the search of the mapping list.
+ * Kept in the walk's own (stack) state it made the verifier's bpf_loop
+ * callback states never converge (E2BIG at load).
+ */
+struct unwind_last_map {
+	__u64 start, end;		/* [start, end); end 0: none */
+	__u64 bias;
+	__u32 table;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unwind_last_map);
+} unwind_last SEC(".maps");
+
 struct unwind_walk {
 	__u64 ip, sp, bp;
 	__u64 *ips;			/* the sample's ips[] (a map value) */
@@ -79,6 +99,14 @@ struct unwind_walk {
 	__u32 n;			/* user frames written */
 	__u32 exact;			/* ip is no return address: look it up as is */
 	__u32 cfi, fp;			/* frames of each kind */
+	/*
+	 * The last mapping and the last row found: the frames of a stack
+	 * mostly sit in a few files, and a recursion returns to one address
+	 * again and again, so most frames need neither search.
+	 */
+	struct unwind_last_map *last;	/* this CPU's (a map value: the verifier
+					 * sees unknown values, not one state per
+					 * value kept on the stack) */
 };
 
 static __always_inline const struct prec_unwind_map *
@@ -153,8 +181,7 @@ static __always_inline int unwind_find_row(const struct prec_unwind_table *t, __
 }
 
 /* The row for the walk's current frame: 0 and *row, -1 when none. */
-static __always_inline int unwind_row_of(const struct unwind_walk *w,
-					 struct prec_unwind_row *row)
+static __always_inline int unwind_row_of(struct unwind_walk *w, struct prec_unwind_row *row)
 {
 	const struct prec_unwind_table *t;
 	const struct prec_unwind_map *m;
@@ -165,14 +192,22 @@ static __always_inline int unwind_row_of(const struct unwind_walk *w,
 
 	if (!w->proc)
 		return -1;
-	m = unwind_find_map(w->proc, ip);
-	if (!m)
+	if (!w->last)
 		return -1;
-	id = m->table;
+	if (ip < w->last->start || ip >= w->last->end) {
+		m = unwind_find_map(w->proc, ip);
+		if (!m)
+			return -1;
+		w->last->start = m->start;
+		w->last->end = m->end;
+		w->last->bias = m->bias;
+		w->last->table = m->table;
+	}
+	id = w->last->table;
 	t = bpf_map_lookup_elem(&unwind_tables, &id);
 	if (!t)
 		return -1;
-	return unwind_find_row(t, ip - m->bias, row);
+	return unwind_find_row(t, ip - w->last->bias, row);
 }
 
 /* One frame up (bpf_loop callback): 0 to go on, 1 to stop. */
@@ -269,6 +304,10 @@ static __always_inline __u32 unwind_user(struct pt_regs *r, __u32 tgid, __u64 *i
 	if (!w.ip || w.ip >= UNWIND_USER_TOP || kn >= PREC_MAX_STACK)
 		return 0;
 	w.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
+	/* found by another walk: maybe another process's, forgotten */
+	w.last = bpf_map_lookup_elem(&unwind_last, &zero);
+	if (w.last)
+		w.last->end = 0;
 	ips[kn] = w.ip;
 	w.n = 1;
 	bpf_loop(PREC_MAX_STACK - 1, unwind_step, &w, 0);
