@@ -319,7 +319,9 @@ int on_sample_ehframe(struct bpf_perf_event_data *ctx)
 	if (un > PREC_MAX_STACK)
 		un = PREC_MAX_STACK;
 	s->nr_user = un;
-	size = sizeof(*s) + 8 * (kn + un);
+	/* masked, not only clamped above: the verifier keeps the bound
+	 * whatever registers the compiler picks */
+	size = sizeof(*s) + 8 * ((kn + un) & 0xff);
 	s->hdr.size = size;
 	if (size <= sizeof(*b))
 		submit(b, size);

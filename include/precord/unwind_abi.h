@@ -16,6 +16,8 @@
  *   unwind_procs   HASH keyed by tgid: struct prec_unwind_proc, the
  *                  process's executable mappings that have a table,
  *                  sorted by start.
+ *   unwind_stats   PERCPU_ARRAY of one __u64 n[PREC_UNWIND_STAT_NR]:
+ *                  what the walks did (user space sums them for -v).
  */
 #ifndef PRECORD_UNWIND_ABI_H
 #define PRECORD_UNWIND_ABI_H
@@ -26,6 +28,8 @@
 #define PREC_UNWIND_MAX_PROCS	16384	/* processes with mapping lists */
 /* Steps of a binary search among a page's rows: up to 2^24 rows. */
 #define PREC_UNWIND_SEARCH_STEPS	24
+/* Rows found, kept per CPU by (table gen, pc): a power of two. */
+#define PREC_UNWIND_ROW_CACHE	1024
 
 /*
  * Page p of a table's pc space (p << PREC_UNWIND_PAGE_SHIFT up to the next
@@ -34,11 +38,29 @@
  * none: rows[0].pc is then checked).  A pc at or past page nr_pages has
  * no row.
  */
+enum prec_unwind_stat {
+	PREC_UNWIND_STAT_WALKS,		/* samples with a user stack walked */
+	PREC_UNWIND_STAT_CFI,		/* frames unwound with a table's row */
+	PREC_UNWIND_STAT_FP,		/* frames unwound with the frame pointer */
+	PREC_UNWIND_STAT_NO_PROC,	/* walks of a process with no mapping list */
+	PREC_UNWIND_STAT_FULL,		/* walks cut at PREC_MAX_STACK frames */
+	PREC_UNWIND_STAT_CACHED,	/* rows of STAT_CFI found in the row cache */
+	PREC_UNWIND_STAT_READS,		/* reads of the user stack (windows) */
+	PREC_UNWIND_STAT_NR,
+};
+
 struct prec_unwind_table {
 	__u32 first_row;	/* slot of rows[0] in unwind_rows */
 	__u32 nr_rows;
 	__u32 first_page;	/* slot of idx[0], idx[1] */
 	__u32 nr_pages;
+	/*
+	 * Never 0, and never the same for two tables loaded in one
+	 * recording (an id and its slots are reused, a gen is not): the
+	 * walk's row cache keys rows by it.
+	 */
+	__u32 gen;
+	__u32 pad;
 };
 
 /* pc of the table = ip - bias, for start <= ip < end. */

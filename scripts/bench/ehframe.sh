@@ -4,14 +4,15 @@
 # never fails on timings: it fails only when a tool fails.
 #
 #   1. workload slowdown at 99, 999 and 4999 Hz (nofp --work N, a fixed
-#      amount of work; elapsed time against the run without profiler)
+#      amount of work; the time its rounds took, as nofp says, against
+#      the runs without profiler: the profilers' start-up is not in it)
 #   2. ns per sample in the BPF program (bpf_stats: run_time_ns / run_cnt)
 #      at user stack depths 8, 32 and 100 (nofp --depth), and -g's
 #   3. start-up: tables of a process mapping libc and ten generated
 #      libraries built, then a second process mapping the same files
 #   4. table memory per MB of .eh_frame (the files of 3.)
 #
-# Knobs: BENCH_REPS (default 3), BENCH_EHFRAME_WORK (nofp --work N,
+# Knobs: BENCH_REPS (default 5), BENCH_EHFRAME_WORK (nofp --work N,
 # default 600), BENCH_OUT (default build/bench).  Output: a table on stdout
 # and in build/bench/ehframe.txt.  docs/benchmarks.md explains it.
 set -euo pipefail
@@ -24,7 +25,7 @@ need_built build/workloads/nofp
 
 bench_setup
 bench_env
-REPS=${BENCH_REPS:-3}
+REPS=${BENCH_REPS:-5}
 WORK=${BENCH_EHFRAME_WORK:-600}
 NOFP=$root/build/workloads/nofp
 P=$root/build/precord
@@ -33,54 +34,72 @@ report=$out/ehframe.txt
 : > "$report"
 say() { echo "$*" | tee -a "$report"; }
 
-# secs CMD...: elapsed seconds of CMD (median of REPS)
-secs() {
-	local i s e all=()
+# work_secs CMD...: "MEDIAN MIN MAX" of the seconds nofp --work says its
+# rounds took, over REPS runs of CMD
+work_secs() {
+	local i t all=()
 	for ((i = 0; i < REPS; i++)); do
-		s=$(date +%s.%N)
-		"$@" >/dev/null 2>&1
-		e=$(date +%s.%N)
-		all+=("$(awk -v s="$s" -v e="$e" 'BEGIN { printf "%.3f", e - s }')")
+		t=$("$@" 2>&1 >/dev/null | sed -n 's/^nofp: work took \([0-9.]*\) s$/\1/p')
+		[[ $t ]] || { echo "bench: no time from: $*" >&2; return 1; }
+		all+=("$t")
 	done
-	printf '%s\n' "${all[@]}" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'
+	printf '%s\n' "${all[@]}" | sort -n | awk '{ a[NR] = $1 } END { printf "%s %s %s\n", a[int((NR + 1) / 2)], a[1], a[NR] }'
 }
 
 say "== ehframe bench ($(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg))"
-say "-- 1. slowdown of nofp --work $WORK (median of $REPS), % over no profiler"
-base=$(secs "$NOFP" --work "$WORK")
-say "no profiler: $base s"
+say "-- 1. slowdown of nofp --work $WORK: the rounds' own wall-clock time (no start-up or"
+say "   write-out), median of $REPS runs and [min, max] of them, % over the median without a profiler"
+base=$(work_secs "$NOFP" --work "$WORK")
+b=${base%% *}
+say "no profiler: $b s [$(echo "$base" | cut -d' ' -f2-3 | tr ' ' ',')]"
 for hz in 99 999 4999; do
-	g=$(secs "$P" -q -g -F $hz -o g.data -- "$NOFP" --work "$WORK")
-	e=$(secs "$P" -q --call-graph ehframe -F $hz -o e.data -- "$NOFP" --work "$WORK")
-	d=$(secs perf record -q --call-graph dwarf -F $hz -o d.data -- "$NOFP" --work "$WORK")
-	say "$(awk -v hz=$hz -v b="$base" -v g="$g" -v e="$e" -v d="$d" 'BEGIN {
-		printf "%5d Hz: -g %+.1f%%  ehframe %+.1f%%  perf dwarf %+.1f%%", hz,
-		       100 * (g / b - 1), 100 * (e / b - 1), 100 * (d / b - 1) }')"
+	g=$(work_secs "$P" -q -g -F $hz -o g.data -- "$NOFP" --work "$WORK")
+	e=$(work_secs "$P" -q --call-graph ehframe -F $hz -o e.data -- "$NOFP" --work "$WORK")
+	d=$(work_secs perf record -q --call-graph dwarf -F $hz -o d.data -- "$NOFP" --work "$WORK")
+	say "$(awk -v hz=$hz -v b="$b" -v g="$g" -v e="$e" -v d="$d" '
+		function pc(x) { return 100 * (x / b - 1) }
+		function one(name, v,   a) { split(v, a, " "); return sprintf("%s %+.1f%% [%+.1f, %+.1f]", name, pc(a[1]), pc(a[2]), pc(a[3])) }
+		BEGIN { printf "%5d Hz: %s  %s  %s", hz, one("-g", g), one("ehframe", e), one("perf dwarf", d) }')"
 done
 say "   file sizes at 4999 Hz: -g $(stat -c %s g.data) B, ehframe $(stat -c %s e.data) B, perf dwarf $(stat -c %s d.data) B"
 
-say "-- 2. ns per sample in the BPF program (bpf_stats), 999 Hz, 3 s each"
+say "-- 2. ns per sample in the BPF program (bpf_stats over 1.5 s of a 3-s run at 999 Hz), median [range] of $REPS runs"
 old_stats=$(sysctl -n kernel.bpf_stats_enabled)
 bench_cleanup() { sysctl -q kernel.bpf_stats_enabled="$old_stats" || true; }
 sysctl -q kernel.bpf_stats_enabled=1
-# prog_ns NAME CMD...: run_time_ns / run_cnt of the program NAME while CMD runs
+# prog_stat NAME: "RUN_TIME_NS RUN_CNT" of the loaded program NAME
+prog_stat() {
+	bpftool prog show 2>/dev/null | awk -v n="$1" '$0 ~ "name " n { f = 1 } f && /run_time_ns/ {
+		for (i = 1; i <= NF; i++) { if ($i == "run_time_ns") t = $(i + 1); if ($i == "run_cnt") c = $(i + 1) }
+		print t, c; exit }'
+}
+# prog_ns NAME CMD...: ns a run of the program NAME took while CMD ran,
+# between 1 s and 2.5 s after its start (tables built, not yet exiting)
 prog_ns() {
 	local name=$1; shift
 	"$@" > rec.log 2>&1 &
-	local pid=$! ns=""
-	sleep 2
-	ns=$(bpftool prog show 2>/dev/null | awk -v n="$name" '$0 ~ "name " n { f = 1 } f && /run_time_ns/ {
-		for (i = 1; i <= NF; i++) { if ($i == "run_time_ns") t = $(i + 1); if ($i == "run_cnt") c = $(i + 1) }
-		if (c) printf "%.0f", t / c; exit }')
+	local pid=$! a b
+	sleep 1
+	a=$(prog_stat "$name")
+	sleep 1.5
+	b=$(prog_stat "$name")
 	wait $pid || true
-	echo "${ns:-?}"
+	awk -v a="$a" -v b="$b" 'BEGIN { split(a, x, " "); split(b, y, " ");
+		if (y[2] > x[2]) printf "%.0f", (y[1] - x[1]) / (y[2] - x[2]); else printf "?" }'
+}
+# median of the numbers on stdin, and their range: "MEDIAN [MIN-MAX]"
+median_range() {
+	sort -n | awk '{ a[NR] = $1 } END { printf "%s [%s-%s]", a[int((NR + 1) / 2)], a[1], a[NR] }'
 }
 for depth in 8 32 100; do
 	d=$((depth - 7))
-	e=$(prog_ns on_sample_ehfr "$P" -q --call-graph ehframe -F 999 -o e.data -- "$NOFP" --depth $d 3)
-	g=$(prog_ns on_sample "$P" -q -g -F 999 -o g.data -- "$NOFP" --depth $d 3)
+	es=() gs=()
+	for ((i = 0; i < REPS; i++)); do
+		es+=("$(prog_ns on_sample_ehfr "$P" -q --call-graph ehframe -F 999 -o e.data -- "$NOFP" --depth $d 3)")
+		gs+=("$(prog_ns on_sample "$P" -q -g -F 999 -o g.data -- "$NOFP" --depth $d 3)")
+	done
 	frames=$(perf script -i e.data -F ip 2>/dev/null | awk 'NF == 0 { if (n) { s += n; k++ }; n = 0; next } { n++ } END { if (k) printf "%.0f", s / k }')
-	say "depth $depth (mean $frames frames written): ehframe $e ns/sample, -g $g ns/sample"
+	say "depth $depth (mean $frames frames written): ehframe $(printf '%s\n' "${es[@]}" | median_range) ns/sample, -g $(printf '%s\n' "${gs[@]}" | median_range) ns/sample"
 done
 
 say "-- 3. start-up: tables of libc and ten libraries"

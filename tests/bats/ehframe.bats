@@ -130,6 +130,31 @@ PATHS="main path_a __GI___qsort_r cmp_ints path_b lib_work lib_leaf path_c recur
 	awk -v r="$(children x.data __restore_rt)" -v h="$h" 'BEGIN { exit !(r >= h - 3) }'
 }
 
+@test "ehframe: threads, and a stack with an inaccessible page right above its outermost frame" {
+	# the walk reads the stack a 4 KiB window at a time: here a window
+	# from any frame near the top runs into the PROT_NONE page
+	run "$PRECORD" --call-graph ehframe -F 999 -o x.data -- "$NOFP" --stack-top 2
+	[ "$status" -eq 0 ]
+	lint x.data --min-samples 1000
+	perf record -q --call-graph dwarf -F 999 -o d.data -- "$NOFP" --stack-top 2 >/dev/null 2>&1
+	same_paths d.data x.data 3 coro_main path_a path_b path_c
+	# nothing made up past the coroutine's first frame (its BP is the
+	# main stack's, far away)
+	awk -v m="$(children x.data __start_context)" 'BEGIN { exit !(m >= 95) }'
+	perf report -i x.data --stdio --children --sort sym -g none -q 2>/dev/null |
+		awk '{ gsub(/%/, "", $1) } $1 > 50 && $NF !~ /^(__start_context|coro_main)$/ { print "above the coroutine: " $0; bad = 1 } END { exit bad }' >&2
+	# threads: every worker's stack down to clone3
+	WL=$ROOT/build/workloads/workload
+	run "$PRECORD" --call-graph ehframe -F 999 -o t.data -- "$WL" threads 2 2
+	[ "$status" -eq 0 ]
+	lint t.data --min-samples 1000
+	perf script -i t.data -F comm,ip,sym 2>/dev/null |
+		awk '/^[^ \t]/ { comm = $1; next }
+		     /^[ \t]*$/ { if (comm ~ /^worker/) { n++; if (last == "clone3" || last == "__clone3") k++ } last = ""; next }
+		     { last = $2 }
+		     END { printf "worker samples %d, down to clone3 %d\n", n, k; exit !(n > 1000 && k >= 0.95 * n) }' >&2
+}
+
 @test "ehframe: a no-FP library dlopen'ed after the start gets full stacks" {
 	run "$PRECORD" --call-graph ehframe -F 999 -o x.data -- "$WL" dlopen "$LIBNOFP" 2
 	[ "$status" -eq 0 ]

@@ -125,6 +125,7 @@ static void size_unwind_maps(struct sample_bpf *skel, const struct prec_opts *o)
 	bpf_map__set_max_entries(skel->maps.unwind_rows, (__u32)slots);
 	bpf_map__set_max_entries(skel->maps.unwind_tables, o->ehframe ? PREC_UNWIND_MAX_TABLES : 1);
 	bpf_map__set_max_entries(skel->maps.unwind_procs, o->ehframe ? PREC_UNWIND_MAX_PROCS : 1);
+	bpf_map__set_max_entries(skel->maps.unwind_row_cache, o->ehframe ? PREC_UNWIND_ROW_CACHE : 1);
 }
 
 static int load(struct bpf_sampler *b, const struct prec_opts *o)

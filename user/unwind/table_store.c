@@ -54,6 +54,7 @@ struct table_store {
 	__u64 *slots;			/* unwind_rows, mapped */
 	__u32 nr_slots;
 	int tables_fd;
+	__u32 gen;			/* the last table's (unwind_abi.h) */
 	bool said_full;
 	struct table_store_stats st;
 };
@@ -319,6 +320,9 @@ static int load(struct table_store *ts, struct table *e, int fd, const char *nam
 		return -ENOSPC;
 	}
 	write_table(ts, &c, first, &d);
+	if (!++ts->gen)
+		ts->gen = 1;		/* 2^32 loads: cached rows are long gone */
+	d.gen = ts->gen;
 	e->id = ts->free_ids[--ts->nr_free_ids];
 	if (bpf_map_update_elem(ts->tables_fd, &e->id, &d, BPF_ANY)) {
 		err = -errno;

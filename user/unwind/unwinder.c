@@ -19,9 +19,6 @@
 #include "util/array.h"
 #include "util/log.h"
 
-/* Must match bpf/unwind.bpf.h's enum unwind_stat. */
-enum { STAT_WALKS, STAT_CFI, STAT_FP, STAT_NO_PROC, STAT_FULL, STAT_NR };
-
 struct umap {
 	__u64 start, end, bias;
 	__u32 table;
@@ -394,21 +391,21 @@ void unwinder__flush(struct unwinder *u)
 static void walk_stats(const struct unwinder *u, __u64 *sum)
 {
 	int ncpu = libbpf_num_possible_cpus();
-	__u64 *v = ncpu > 0 ? calloc((size_t)ncpu * STAT_NR, sizeof(__u64)) : NULL;
+	__u64 *v = ncpu > 0 ? calloc((size_t)ncpu * PREC_UNWIND_STAT_NR, sizeof(__u64)) : NULL;
 	__u32 zero = 0;
 
-	memset(sum, 0, STAT_NR * sizeof(*sum));
+	memset(sum, 0, PREC_UNWIND_STAT_NR * sizeof(*sum));
 	if (v && !bpf_map_lookup_elem(u->stats_fd, &zero, v))
 		for (int c = 0; c < ncpu; c++)
-			for (int k = 0; k < STAT_NR; k++)
-				sum[k] += v[(size_t)c * STAT_NR + k];
+			for (int k = 0; k < PREC_UNWIND_STAT_NR; k++)
+				sum[k] += v[(size_t)c * PREC_UNWIND_STAT_NR + k];
 	free(v);
 }
 
 void unwinder__print_stats(const struct unwinder *u)
 {
 	struct table_store_stats st;
-	__u64 w[STAT_NR];
+	__u64 w[PREC_UNWIND_STAT_NR];
 
 	table_store__stats(u->ts, &st);
 	if (st.full_files)
@@ -424,8 +421,10 @@ void unwinder__print_stats(const struct unwinder *u)
 		(unsigned long long)st.built, (double)st.build_ns / 1e6,
 		(unsigned long long)st.no_cfi, (double)st.peak_bytes / (1 << 20),
 		(unsigned long long)(st.max_bytes >> 20), (unsigned long long)st.dropped);
-	pr_info("unwind walks: %llu, frames by table %llu, by frame pointer %llu; %llu walks of processes without tables, %llu cut at %d frames",
-		(unsigned long long)w[STAT_WALKS], (unsigned long long)w[STAT_CFI],
-		(unsigned long long)w[STAT_FP], (unsigned long long)w[STAT_NO_PROC],
-		(unsigned long long)w[STAT_FULL], PREC_MAX_STACK);
+	pr_info("unwind walks: %llu, frames by table %llu, by frame pointer %llu, rows from the row cache %llu, stack reads %llu; %llu walks of processes without tables, %llu cut at %d frames",
+		(unsigned long long)w[PREC_UNWIND_STAT_WALKS], (unsigned long long)w[PREC_UNWIND_STAT_CFI],
+		(unsigned long long)w[PREC_UNWIND_STAT_FP], (unsigned long long)w[PREC_UNWIND_STAT_CACHED],
+		(unsigned long long)w[PREC_UNWIND_STAT_READS],
+		(unsigned long long)w[PREC_UNWIND_STAT_NO_PROC],
+		(unsigned long long)w[PREC_UNWIND_STAT_FULL], PREC_MAX_STACK);
 }

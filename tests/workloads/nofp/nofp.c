@@ -9,18 +9,29 @@
  *                    main → path_c → recurse (×4) → rec_leaf
  *
  *   nofp --work N    a fixed amount of work instead (benchmarks: a cost
- *                    per unit of work), N rounds of the three paths
+ *                    per unit of work), N rounds of the three paths; says
+ *                    on stderr the wall-clock time the rounds took
+ *                    ("nofp: work took S s": a profiler's start-up and
+ *                    write-out are not in it)
  *
  *   nofp --depth D SECONDS   path_c alone with recurse (×D): stacks of
  *                    D + 7 user frames (scripts/bench/ehframe.sh)
+ *
+ *   nofp --stack-top SECONDS  the three paths from coro_main, on a stack
+ *                    of its own (makecontext) with an inaccessible page
+ *                    right above it: an unwinder reading past a frame
+ *                    near the top of a stack must cope with the fault
  *
  * Time is CPU time of the thread (CLOCK_THREAD_CPUTIME_ID), handed out in
  * slices of 10 ms, so the ratios hold whatever the machine's speed.
  * -fno-optimize-sibling-calls keeps every caller on the stack.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <ucontext.h>
 
 void lib_work(unsigned long n);
 
@@ -96,9 +107,47 @@ __attribute__((noinline)) static void path_c(double until)
 		sink += recurse(depth, sink);
 }
 
+static double wall_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static int more(double until, long *n, long turns)
 {
 	return work ? (*n)++ < turns : cpu_now() < until;
+}
+
+static ucontext_t main_ctx, coro_ctx;
+static double coro_secs;
+
+__attribute__((noinline)) static void coro_main(void)
+{
+	double start = cpu_now(), t;
+
+	while ((t = cpu_now()) - start < coro_secs) {
+		path_a(t + 0.005);
+		path_b(t + 0.008);
+		path_c(t + 0.010);
+	}
+}
+
+/* --stack-top: 0, or 1 when the stack cannot be made. */
+static int run_at_stack_top(double secs)
+{
+	size_t size = 256 * 1024;
+	char *m = mmap(NULL, size + 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (m == MAP_FAILED || mprotect(m + size, 4096, PROT_NONE) || getcontext(&coro_ctx))
+		return 1;
+	coro_secs = secs;
+	coro_ctx.uc_stack.ss_sp = m;
+	coro_ctx.uc_stack.ss_size = size;
+	coro_ctx.uc_link = &main_ctx;
+	makecontext(&coro_ctx, coro_main, 0);
+	return swapcontext(&main_ctx, &coro_ctx) ? 1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -106,14 +155,19 @@ int main(int argc, char **argv)
 	double secs = argc > 1 ? atof(argv[1]) : 1.0, start = cpu_now(), t;
 
 	if (argc > 2 && !strcmp(argv[1], "--work")) {
+		double w0 = wall_now();
+
 		work = atol(argv[2]);
 		for (long i = 0; i < work; i++) {
 			path_a(0);
 			path_b(0);
 			path_c(0);
 		}
+		fprintf(stderr, "nofp: work took %.6f s\n", wall_now() - w0);
 		return 0;
 	}
+	if (argc > 2 && !strcmp(argv[1], "--stack-top"))
+		return run_at_stack_top(atof(argv[2]));
 	if (argc > 3 && !strcmp(argv[1], "--depth")) {
 		depth = atoi(argv[2]);
 		secs = atof(argv[3]);
