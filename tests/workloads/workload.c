@@ -7,6 +7,8 @@
  *   workload hot3 [SECONDS]        hot_a/hot_b/hot_c share SECONDS of CPU
  *                                  time 50:30:20 (default 1)
  *   workload threads N [SECONDS]   N threads named worker-K, each hot3
+ *   workload deep D [SECONDS]      hot3 under D frames of descend: stacks
+ *                                  of D + 5 frames, as a service's are
  *   workload forkexec PROG ARGS    fork; the child execs PROG ARGS; the
  *                                  parent burns 0.05 s in hot_c; wait
  *   workload dlopen LIB [SECONDS]  wait 0.5 s, dlopen LIB, run its
@@ -122,6 +124,16 @@ __attribute__((noinline)) static void hot3(struct budget b)
 		hot_b(3 * CHUNK / 2);
 		hot_c(2 * CHUNK / 2);
 	} while (cpu_seconds() < end);
+}
+
+/* hot3 under d more frames (the recursion's calls are not tail calls). */
+__attribute__((noinline)) static int descend(int d, struct budget b)
+{
+	if (d <= 0) {
+		hot3(b);
+		return 0;
+	}
+	return descend(d - 1, b) + (int)(sink & 1);
 }
 
 /* argv[i]: SECONDS, or "--work" SCALE; DEF seconds when absent. */
@@ -296,6 +308,7 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: workload hot3 [SECONDS | --work SCALE]\n"
 		"       workload threads N [SECONDS | --work SCALE]\n"
+		"       workload deep D [SECONDS]\n"
 		"       workload forkexec PROG [ARG...]\n"
 		"       workload dlopen LIB [SECONDS]\n"
 		"       workload kernel [SECONDS]\n"
@@ -362,6 +375,10 @@ int main(int argc, char **argv)
 		if (budget_arg(argc, argv, 3, 1, &b))
 			return usage();
 		return run_threads(argc > 2 ? atoi(argv[2]) : 2, b);
+	} else if (!strcmp(mode, "deep") && argc > 2 && argc <= 4) {
+		if (budget_arg(argc, argv, 3, 1, &b) || b.scale)
+			return usage();
+		return descend(atoi(argv[2]), b);
 	} else if (!strcmp(mode, "forkexec") && argc > 2) {
 		return run_forkexec(argv + 2);
 	} else if (!strcmp(mode, "dlopen") && argc > 2 && argc <= 4) {
