@@ -132,6 +132,7 @@ $(BUILD)/fixtures/cfi_fixture_debug.so: tests/unit/fixtures/cfi_fixture.S
 	$(Q)gcc -DDEBUG_FRAME -shared -nostdlib -Wl,--build-id -Wl,-z,max-page-size=64 -Wl,-z,noseparate-code $< -o $@
 
 $(BUILD)/tests/test_cfi_table: | $(CFI_FIXTURES)
+$(BUILD)/tests/test_table_store: | $(CFI_FIXTURES)
 
 # Test workloads: clang keeps frame setup in small leaf functions (gcc 12
 # does not, which loses the leaf's caller in frame-pointer stacks).

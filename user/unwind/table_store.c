@@ -2,6 +2,7 @@
 #include "unwind/table_store.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -53,7 +54,8 @@ struct table_store {
 	size_t nr_free, free_cap;
 	__u64 *slots;			/* unwind_rows, mapped */
 	__u32 nr_slots;
-	int tables_fd;
+	size_t mapped;			/* bytes of slots table_store__new mapped */
+	struct table_store_target tg;
 	__u32 gen;			/* the last table's (unwind_abi.h) */
 	bool said_full;
 	struct table_store_stats st;
@@ -67,22 +69,21 @@ static __u64 now_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
 }
 
-struct table_store *table_store__new(const struct unwind_map_fds *fds)
+struct table_store *table_store__new_target(const struct table_store_target *tg)
 {
 	struct table_store *ts = calloc(1, sizeof(*ts));
-	size_t len = ((size_t)fds->nr_rows * 8 + 4095) & ~(size_t)4095;
-	int err = -ENOMEM;
 
 	if (!ts)
-		return NULL;
-	ts->nr_slots = fds->nr_rows;
-	ts->tables_fd = fds->tables;
-	ts->nr_ids = fds->nr_tables;
-	ts->st.max_bytes = (__u64)fds->nr_rows * 8;
+		goto fail;
+	ts->tg = *tg;
+	ts->slots = tg->slots;
+	ts->nr_slots = tg->nr_slots;
+	ts->nr_ids = tg->nr_tables;
+	ts->st.max_bytes = (__u64)tg->nr_slots * 8;
 	ts->cap = 256;
 	ts->t = calloc(ts->cap, sizeof(*ts->t));
-	ts->by_id = calloc(ts->nr_ids, sizeof(*ts->by_id));
-	ts->free_ids = malloc(ts->nr_ids * sizeof(*ts->free_ids));
+	ts->by_id = calloc(ts->nr_ids ? ts->nr_ids : 1, sizeof(*ts->by_id));
+	ts->free_ids = malloc((ts->nr_ids ? ts->nr_ids : 1) * sizeof(*ts->free_ids));
 	if (!ts->t || !ts->by_id || !ts->free_ids || ARRAY_GROW(ts->free, ts->free_cap, 1))
 		goto fail;
 	/* ids handed out from 0 up */
@@ -91,18 +92,44 @@ struct table_store *table_store__new(const struct unwind_map_fds *fds)
 	ts->nr_free_ids = ts->nr_ids;
 	ts->free[0] = (struct extent){ 0, ts->nr_slots };
 	ts->nr_free = 1;
-	ts->slots = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fds->rows, 0);
-	if (ts->slots == MAP_FAILED) {
-		ts->slots = NULL;
-		err = -errno;
-		pr_err("cannot map the unwind tables' BPF map: %s", strerror(-err));
-		goto fail;
-	}
 	return ts;
 fail:
 	table_store__free(ts);
-	errno = -err;
+	errno = ENOMEM;
 	return NULL;
+}
+
+/* The tables map's update, for table_store__new's target. */
+static int bpf_set_table(void *ctx, __u32 id, const struct prec_unwind_table *d)
+{
+	return bpf_map_update_elem((int)(intptr_t)ctx, &id, d, BPF_ANY) ? -errno : 0;
+}
+
+struct table_store *table_store__new(const struct unwind_map_fds *fds)
+{
+	size_t len = ((size_t)fds->nr_rows * 8 + 4095) & ~(size_t)4095;
+	struct table_store_target tg = {
+		.nr_slots = fds->nr_rows, .nr_tables = fds->nr_tables,
+		.set_table = bpf_set_table, .ctx = (void *)(intptr_t)fds->tables,
+	};
+	struct table_store *ts;
+	int err;
+
+	tg.slots = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fds->rows, 0);
+	if (tg.slots == MAP_FAILED) {
+		err = errno;
+		pr_err("cannot map the unwind tables' BPF map: %s", strerror(err));
+		errno = err;
+		return NULL;
+	}
+	ts = table_store__new_target(&tg);
+	if (!ts) {
+		munmap(tg.slots, len);
+		errno = ENOMEM;
+		return NULL;
+	}
+	ts->mapped = len;
+	return ts;
 }
 
 void table_store__free(struct table_store *ts)
@@ -111,8 +138,8 @@ void table_store__free(struct table_store *ts)
 		return;
 	for (size_t i = 0; i < ts->cap && ts->t; i++)
 		free(ts->t[i].segs);
-	if (ts->slots)
-		munmap(ts->slots, ((size_t)ts->nr_slots * 8 + 4095) & ~(size_t)4095);
+	if (ts->mapped)
+		munmap(ts->slots, ts->mapped);
 	free(ts->t);
 	free(ts->by_id);
 	free(ts->free_ids);
@@ -324,8 +351,8 @@ static int load(struct table_store *ts, struct table *e, int fd, const char *nam
 		ts->gen = 1;		/* 2^32 loads: cached rows are long gone */
 	d.gen = ts->gen;
 	e->id = ts->free_ids[--ts->nr_free_ids];
-	if (bpf_map_update_elem(ts->tables_fd, &e->id, &d, BPF_ANY)) {
-		err = -errno;
+	err = ts->tg.set_table(ts->tg.ctx, e->id, &d);
+	if (err) {
 		ts->free_ids[ts->nr_free_ids++] = e->id;
 		slots_free(ts, first, (__u32)need);
 		cfi_table__free(&c);
@@ -435,7 +462,7 @@ void table_store__put(struct table_store *ts, __u32 id)
 		return;
 	}
 	/* the descriptor first: no walk reaches the slots once they are reused */
-	bpf_map_update_elem(ts->tables_fd, &id, &none, BPF_ANY);
+	ts->tg.set_table(ts->tg.ctx, id, &none);
 	slots_free(ts, e->first, e->nr_slots);
 	ts->st.bytes -= (__u64)e->nr_slots * 8;
 	ts->st.loaded--;

@@ -18,9 +18,24 @@
 
 struct table_store;
 struct unwind_map_fds;
+struct prec_unwind_table;
 
-/* NULL + errno (said why). */
+/* NULL + errno (said why): tables into the BPF maps of fds. */
 struct table_store *table_store__new(const struct unwind_map_fds *fds);
+
+/*
+ * Where the tables go: slots (nr_slots of them: unwind_rows as mapped)
+ * and set_table, which writes table id's descriptor (0, or -errno) into
+ * unwind_tables (ids below nr_tables).  table_store__new's are the BPF
+ * maps; the unit tests' are memory.  NULL + errno.
+ */
+struct table_store_target {
+	__u64 *slots;
+	__u32 nr_slots, nr_tables;
+	int (*set_table)(void *ctx, __u32 id, const struct prec_unwind_table *d);
+	void *ctx;
+};
+struct table_store *table_store__new_target(const struct table_store_target *tg);
 void table_store__free(struct table_store *ts);		/* NULL-safe */
 
 /*
