@@ -184,6 +184,19 @@ PATHS="main path_a __GI___qsort_r cmp_ints path_b lib_work lib_leaf path_c recur
 	awk -v r="$(children g.data lib_work)" -v l="$(children g.data lib_leaf)" 'BEGIN { exit !(r < l - 20) }'
 }
 
+@test "ehframe: a child forked before its parent's tables were built gets them too" {
+	run "$PRECORD" --call-graph ehframe -F 999 -o x.data -- "$NOFP" --fork 2
+	[ "$status" -eq 0 ]
+	lint x.data --min-samples 2000
+	# main's share in each of the two processes
+	perf script -i x.data -F pid,ip,sym 2>/dev/null |
+		awk '/^[^ \t]/ { pid = $1; next }
+		     /^[ \t]*$/ { if (pid) { n[pid]++; if (m) k[pid]++ } m = 0; next }
+		     $2 == "main" { m = 1 }
+		     END { for (p in n) if (n[p] > 500) { printf "pid %s: %d samples, main in %d\n", p, n[p], k[p]; big++; if (k[p] < 0.95 * n[p]) bad = 1 }
+			   exit !(big == 2 && !bad) }' >&2
+}
+
 @test "ehframe -p and -a: running processes get their tables from the synthesized mappings" {
 	"$NOFP" 30 & BG=$!
 	sleep 0.3

@@ -303,11 +303,30 @@ static void build_pending(struct unwinder *u)
 	u->nr_pend -= i;
 }
 
+/* The parent's mappings still waiting for their tables wait for the
+ * child too (else a child forked in the parent's first milliseconds,
+ * a pre-forked worker, would never get them). */
+static void pending_copy(struct unwinder *u, __u32 ppid, __u32 pid)
+{
+	size_t n = u->nr_pend;
+
+	for (size_t i = 0; i < n; i++) {
+		struct pending q = u->pend[i];	/* defer may move the array */
+
+		if (q.pid == ppid)
+			defer(u, pid, q.start, q.len, q.pgoff, q.fd, q.name, q.bid, q.bid_size);
+	}
+}
+
 void unwinder__fork(struct unwinder *u, __u32 ppid, __u32 pid)
 {
 	struct uproc *pp = proc_find(u, ppid), *c;
 
-	if (!pp || ppid == pid)
+	if (ppid == pid)
+		return;
+	pending_forget(u, pid, 0, 0, true);	/* a pid reused */
+	pending_copy(u, ppid, pid);
+	if (!pp)
 		return;
 	c = proc_get(u, pid);
 	pp = proc_find(u, ppid);		/* the array may have moved */

@@ -17,6 +17,10 @@
  *   nofp --depth D SECONDS   path_c alone with recurse (×D): stacks of
  *                    D + 7 user frames (scripts/bench/ehframe.sh)
  *
+ *   nofp --fork SECONDS   fork first thing, then parent and child both
+ *                    run the three paths for SECONDS: the child's
+ *                    mappings come before any table is built
+ *
  *   nofp --stack-top SECONDS  the three paths from coro_main, on a stack
  *                    of its own (makecontext) with an inaccessible page
  *                    right above it: an unwinder reading past a frame
@@ -30,8 +34,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 void lib_work(unsigned long n);
 
@@ -168,6 +174,20 @@ int main(int argc, char **argv)
 	}
 	if (argc > 2 && !strcmp(argv[1], "--stack-top"))
 		return run_at_stack_top(atof(argv[2]));
+	if (argc > 2 && !strcmp(argv[1], "--fork")) {
+		pid_t child = fork();
+
+		if (child < 0)
+			return 1;
+		secs = atof(argv[2]);
+		start = cpu_now();
+		while ((t = cpu_now()) - start < secs) {
+			path_a(t + 0.005);
+			path_b(t + 0.008);
+			path_c(t + 0.010);
+		}
+		return child && waitpid(child, NULL, 0) != child;
+	}
 	if (argc > 3 && !strcmp(argv[1], "--depth")) {
 		depth = atoi(argv[2]);
 		secs = atof(argv[3]);
