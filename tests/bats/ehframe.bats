@@ -159,8 +159,8 @@ PATHS="main path_a __GI___qsort_r cmp_ints path_b lib_work lib_leaf path_c recur
 	[ "$status" -eq 0 ]
 	lint t.data --min-samples 1000
 	perf script -i t.data -F comm,ip,sym 2>/dev/null |
-		awk '/^[^ \t]/ { comm = $1; next }
-		     /^[ \t]*$/ { if (comm ~ /^worker/) { n++; if (last == "clone3" || last == "__clone3") k++ } last = ""; next }
+		awk '/^[ \t]*$/ { if (comm ~ /^worker/) { n++; if (last == "clone3" || last == "__clone3") k++ } last = ""; next }
+		     !/^\t/ { comm = $1; next }
 		     { last = $2 }
 		     END { printf "worker samples %d, down to clone3 %d\n", n, k; exit !(n > 1000 && k >= 0.95 * n) }' >&2
 }
@@ -190,8 +190,8 @@ PATHS="main path_a __GI___qsort_r cmp_ints path_b lib_work lib_leaf path_c recur
 	lint x.data --min-samples 2000
 	# main's share in each of the two processes
 	perf script -i x.data -F pid,ip,sym 2>/dev/null |
-		awk '/^[^ \t]/ { pid = $1; next }
-		     /^[ \t]*$/ { if (pid) { n[pid]++; if (m) k[pid]++ } m = 0; next }
+		awk '/^[ \t]*$/ { if (pid) { n[pid]++; if (m) k[pid]++ } m = 0; next }
+		     !/^\t/ { pid = $1; next }	# "%5d": pids of 4 digits have a space before
 		     $2 == "main" { m = 1 }
 		     END { for (p in n) if (n[p] > 500) { printf "pid %s: %d samples, main in %d\n", p, n[p], k[p]; big++; if (k[p] < 0.95 * n[p]) bad = 1 }
 			   exit !(big == 2 && !bad) }' >&2
