@@ -62,6 +62,16 @@ static int harness_tests, harness_failed_tests;
 		}							\
 	} while (0)
 
+/* out = the fixture name built beside the test programs: argv0's
+ * directory/../fixtures/name (the Makefile's $(BUILD)/fixtures). */
+static inline void harness_fixture(const char *argv0, const char *name, char *out, size_t size)
+{
+	const char *slash = strrchr(argv0, '/');
+	int dir = slash ? (int)(slash - argv0) : 1;
+
+	snprintf(out, size, "%.*s/../fixtures/%s", dir, slash ? argv0 : ".", name);
+}
+
 /* Tests that need files make one temporary directory (mkdtemp template
  * in dir) and remove it, whatever is in it, when they are done. */
 static int harness_rm_one(const char *path, const struct stat *st, int flag, struct FTW *f)

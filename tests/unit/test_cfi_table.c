@@ -771,19 +771,10 @@ TEST(extra_against_libdw)
 
 int main(int argc, char **argv)
 {
-	char dir[PATH_MAX - 64];
-	char *slash;
-
 	log_verbosity = getenv("CFI_TEST_VERBOSE") ? 2 : -1;
 	elf_version(EV_CURRENT);
-	snprintf(dir, sizeof(dir), "%s", argv[0]);
-	slash = strrchr(dir, '/');
-	if (slash)
-		*slash = 0;
-	else
-		snprintf(dir, sizeof(dir), ".");
-	snprintf(fixture_eh, sizeof(fixture_eh), "%s/../fixtures/cfi_fixture.so", dir);
-	snprintf(fixture_debug, sizeof(fixture_debug), "%s/../fixtures/cfi_fixture_debug.so", dir);
+	harness_fixture(argv[0], "cfi_fixture.so", fixture_eh, sizeof(fixture_eh));
+	harness_fixture(argv[0], "cfi_fixture_debug.so", fixture_debug, sizeof(fixture_debug));
 
 	if (argc == 3 && !strcmp(argv[1], "--write-corpus"))
 		return write_corpus(argv[2]);

@@ -430,19 +430,10 @@ TEST(bad_inputs)
 
 int main(int argc, char **argv)
 {
-	char dir[PATH_MAX - 64];
-	char *slash;
-
 	(void)argc;
 	log_verbosity = getenv("TABLE_STORE_TEST_VERBOSE") ? 2 : -1;
 	elf_version(EV_CURRENT);
-	snprintf(dir, sizeof(dir), "%s", argv[0]);
-	slash = strrchr(dir, '/');
-	if (slash)
-		*slash = 0;
-	else
-		snprintf(dir, sizeof(dir), ".");
-	snprintf(fixture, sizeof(fixture), "%s/../fixtures/cfi_fixture.so", dir);
+	harness_fixture(argv[0], "cfi_fixture.so", fixture, sizeof(fixture));
 
 	RUN(built_once_shared_and_every_pc_found);
 	RUN(last_put_drops_and_a_reload_gets_a_new_gen);
