@@ -152,9 +152,18 @@ print("%.2f" % (size / int(sys.argv[2])))' "$1" "$n"
 	wait
 	echo "pid $reused reused" >&2
 	[ -n "$reused" ]
-	run perf script -i x.data -F pid
-	n=$(echo "$output" | grep -cw "$reused" || true)
-	echo "samples of pid $reused: $n" >&2
+	# none after the dead child's EXIT (the child itself may have one: a
+	# fork and exit can take a millisecond on a busy machine, and CI once
+	# saw one sample of a dead child, before its EXIT)
+	run perf script --show-task-events -i x.data
+	gone=$(echo "$output" | awk -v p="PERF_RECORD_EXIT($reused:$reused)" \
+		'index($0, p) { t = $(NF - 1); sub(/:$/, "", t); print t; exit }')
+	echo "pid $reused's dead child exited at $gone" >&2
+	[ -n "$gone" ]
+	run perf script -i x.data -F pid,time
+	n=$(echo "$output" | awk -v p="$reused" -v g="$gone" \
+		'$1 == p { t = $2; sub(/:$/, "", t); if (t + 0 >= g + 0) n++ } END { print n + 0 }')
+	echo "samples of pid $reused after that: $n" >&2
 	[ "$n" -eq 0 ]
 	# of that pid, only the dead child's own FORK and EXIT are in the file
 	run perf script --show-task-events -i x.data
