@@ -103,6 +103,52 @@ samples() {
 	lint "$last"
 }
 
+# stray_jit FILE: the pids FILE maps JIT images for (MMAP2 of *.jit/jit-N.so)
+# with no COMM or FORK of theirs in FILE: processes the file does not
+# cover.  Prints them, one a line; "JITPIDS STRAYS" on stderr.
+stray_jit() {
+	perf script --show-mmap-events --show-task-events -i "$1" 2>/dev/null | awk '
+		/PERF_RECORD_MMAP2 / && /\.jit\/jit-[0-9]+\.so$/ {
+			for (i = 1; i <= NF; i++)
+				if ($i == "PERF_RECORD_MMAP2") { split($(i + 1), a, "/"); jit[a[1] + 0] = 1 }
+		}
+		/PERF_RECORD_COMM: / { n = split($0, a, ":"); split(a[n], b, "/"); live[b[1] + 0] = 1 }
+		/PERF_RECORD_FORK\(/ { s = $0; sub(/.*PERF_RECORD_FORK\(/, "", s); split(s, a, ":"); live[a[1] + 0] = 1 }
+		END {
+			for (p in jit) { nj++; if (!(p in live)) { print p; ns++ } }
+			printf "%d %d\n", nj, ns > "/dev/stderr"
+		}'
+}
+
+@test "JIT processes coming and going: each file maps the JIT code of its own processes, named" {
+	need "node" command -v node
+	# a new node process every ~0.25 s for 8 s, files of 1 s
+	"$PRECORD" -g -F 199 --switch-output=1s -- bash -c \
+		'while [ $SECONDS -lt 8 ]; do node --perf-prof "$1" 0.2 >/dev/null; done' bash "$JS" \
+		> announced 2> err || { cat err >&2; false; }
+	cat err >&2
+	[ "$(wc -l < announced)" -ge 6 ]
+	all=0
+	for f in $(cat announced); do
+		stray=$(stray_jit "$f" 2> counts)
+		echo "$f: JIT pids and strays: $(cat counts); strays: $stray" >&2
+		# an exited process's JIT mappings stay in the files it was in,
+		# and one started after a switch is the next file's only
+		[ -z "$stray" ]
+		all=$((all + $(cut -d' ' -f1 counts)))
+		lint "$f" --require BUILD_ID
+	done
+	# the processes came and went: many over the files, few in each
+	[ "$all" -ge 12 ]
+	# JS functions named in a middle file, which saw only node processes
+	# that started after the first switch
+	f=$(sed -n 4p announced)
+	j=$(perf report -i "$f" --stdio --no-children -g none --sort sym -q 2>/dev/null |
+		awk 'index($0, "hotFifty") { gsub(/%/, "", $1); s += $1 } END { printf "%.2f\n", s + 0 }')
+	echo "$f: hotFifty $j%" >&2
+	awk -v j="$j" 'BEGIN { exit !(j > 10) }'
+}
+
 @test "SIGTERM finishes the current file, announced and complete" {
 	"$PRECORD" -a -F 99 --switch-output=1s -o t.data > announced 2> err &
 	pid=$!

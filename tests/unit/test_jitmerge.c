@@ -605,6 +605,80 @@ TEST(hostile_dumps)
 	}
 }
 
+static bool pid_is_100(void *ctx, __u32 pid)
+{
+	(void)ctx;
+	return pid == 100;
+}
+
+/* An exited process forgotten between checkpoints: its source is closed
+ * (what its dump gets later is not read), its mappings and an image only
+ * it used leave the next checkpoint's lists, and the other process's
+ * code indices still find their functions (its source moved down a slot:
+ * a move must name its own function, not the forgotten one's). */
+TEST(forget_exited_process)
+{
+	static const __u8 code[16];
+	struct jit_mapping *maps = NULL;
+	const struct jit_image *imgs;
+	char dir[256], da[256], db[256];
+	struct pbuf a = { 0 }, b = { 0 };
+	struct jit_merger *m;
+	size_t n;
+
+	path_in(dir, sizeof(dir), "out-forget");
+	path_in(da, sizeof(da), "jit-100.dump");
+	path_in(db, sizeof(db), "jit-200.dump");
+	jitdump_encode_header(&a, false, 1, 40, 0, 100, 1, 0);
+	jitdump_encode_load(&a, false, 10, 100, 100, 0x1000, code, 16, 1, "a1");
+	write_file(da, a.data, a.len, false);
+	jitdump_encode_header(&b, false, 1, 40, 0, 200, 1, 0);
+	jitdump_encode_load(&b, false, 20, 200, 200, 0x5000, code, 16, 1, "b1");
+	write_file(db, b.data, b.len, false);
+
+	m = jit_merger__new(dir);
+	CHECK(m && !jit_merger__add_jitdump(m, da, -1, 100) && !jit_merger__checkpoint(m));
+	if (!m)
+		return;
+	CHECK(!jit_merger__add_jitdump(m, db, -1, 200) && !jit_merger__checkpoint(m));
+	CHECK_EQ(jit_merger__nr_mappings(m), 2);
+	CHECK_EQ(jit_merger__images(m, &imgs), 2);
+
+	CHECK_EQ(jit_merger__forget(m, pid_is_100, NULL), 0);
+	n = get_maps(m, &maps);
+	CHECK_EQ(n, 1);
+	if (n == 1)
+		check_map(&maps[0], 20, 0x5000, 16, "b1");
+
+	pbuf_reset(&a);
+	jitdump_encode_load(&a, false, 30, 100, 100, 0x2000, code, 16, 2, "a2");
+	write_file(da, a.data, a.len, true);
+	pbuf_reset(&b);
+	jitdump_encode_move(&b, false, 40, 200, 200, 0x5000, 0x6000, 16, 1);
+	jitdump_encode_load(&b, false, 50, 200, 200, 0x7000, code, 16, 2, "b2");
+	write_file(db, b.data, b.len, true);
+	CHECK_EQ(jit_merger__poll(m, 60), 0);
+	CHECK_EQ(jit_merger__checkpoint(m), 0);
+	n = get_maps(m, &maps);
+	CHECK_EQ(n, 3);
+	if (n == 3) {
+		check_map(&maps[0], 20, 0x5000, 16, "b1");
+		check_map(&maps[1], 40, 0x6000, 16, "b1");
+		check_map(&maps[2], 50, 0x7000, 16, "b2");
+		for (size_t i = 0; i < n; i++)
+			CHECK_EQ(maps[i].pid, 200);
+	}
+	/* a1's image is no mapping's any more; b1's and b2's are listed */
+	CHECK_EQ(jit_merger__images(m, &imgs), 2);
+	CHECK_EQ(jit_merger__stats(m).loads, 3);
+	CHECK_EQ(jit_merger__finish(m), 0);
+	CHECK_EQ(jit_merger__nr_mappings(m), 3);
+	free(maps);
+	jit_merger__free(m);
+	pbuf_free(&a);
+	pbuf_free(&b);
+}
+
 int main(void)
 {
 	log_verbosity = -1;
@@ -620,5 +694,6 @@ int main(void)
 		RUN(many_functions_few_images);
 		RUN(images_split_at_the_cap);
 		RUN(hostile_dumps);
+		RUN(forget_exited_process);
 	});
 }

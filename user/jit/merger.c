@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,7 +203,7 @@ int merger_add_imap(struct jit_merger *m, __u64 time, __u32 pid, __u32 tid,
 		return -ENOMEM;
 	m->imaps[m->nr_imaps++] = (struct imap){
 		.time = time, .start = start, .len = len, .pid = pid, .tid = tid,
-		.image = image, .func = func, .seq = (__u32)m->nr_imaps,
+		.image = image, .func = func, .seq = m->imap_seq++,
 	};
 	return 0;
 }
@@ -709,6 +710,7 @@ static int build_outputs(struct jit_merger *m)
 	size_t i;
 
 	struct imap *shrunk;
+	__u8 *used;
 
 	free(m->out_images);		/* a checkpoint's, before */
 	m->out_images = NULL;
@@ -729,11 +731,19 @@ static int build_outputs(struct jit_merger *m)
 	if (shrunk)
 		m->imaps = shrunk;
 	m->nr_imaps = m->cap_imaps = m->nr_maps;
+	/* Only the images some mapping names: those of the processes
+	 * forgotten (jit_merger__forget) stay on disk for the files that
+	 * named them, out of the later files' build-id lists. */
+	used = calloc(m->nr_images + 1, 1);
+	if (!used)
+		return -ENOMEM;
+	for (i = 0; i < m->nr_maps; i++)
+		used[m->imaps[i].image] = 1;
 	for (i = 0; i < m->nr_images; i++) {
 		const struct image_slot *slot = &m->images[i];
 		struct jit_image *o;
 
-		if (!slot->ok)
+		if (!slot->ok || !used[i])
 			continue;
 		o = &m->out_images[m->nr_out_images++];
 		o->path = slot->path;
@@ -742,6 +752,7 @@ static int build_outputs(struct jit_merger *m)
 		o->size = slot->size;
 		o->nr_funcs = slot->nr_funcs;
 	}
+	free(used);
 	m->st.mappings = m->nr_maps;
 	return 0;
 }
@@ -826,6 +837,122 @@ int jit_merger__checkpoint(struct jit_merger *m)
 	if (!err)
 		err = build_outputs(m);
 	m->have_outputs = !err;
+	return err;
+}
+
+/* The code table again, with only the entries of kept sources, under
+ * their new indices (to[old] == UINT32_MAX: gone).  Old table kept on
+ * -ENOMEM. */
+static int rebuild_codes(struct jit_merger *m, const __u32 *to)
+{
+	struct code_ent *old = m->codes;
+	size_t old_n = m->nr_code_slots, i;
+	bool found;
+
+	if (!old_n)
+		return 0;
+	m->codes = calloc(old_n, sizeof(*m->codes));
+	if (!m->codes) {
+		m->codes = old;
+		return -ENOMEM;
+	}
+	m->nr_codes = 0;
+	for (i = 0; i < old_n; i++) {
+		struct code_ent e = old[i];
+
+		if (!e.used || to[e.src] == UINT32_MAX)
+			continue;
+		e.src = to[e.src];
+		*merger_code_find(m, e.src, e.code_index, &found) = e;
+		m->nr_codes++;
+	}
+	free(old);
+	return 0;
+}
+
+/* A source of a process gone() names (not an .mlpd file: read at the
+ * end). */
+static bool source_gone(const struct source *s, bool (*gone)(void *ctx, __u32 pid), void *ctx)
+{
+	return s->kind != SRC_MLPD && s->pid && gone(ctx, s->pid);
+}
+
+/* to[i]: source i's index once the gone ones are dropped, or UINT32_MAX. */
+static void source_indices(const struct jit_merger *m, bool (*gone)(void *ctx, __u32 pid),
+			   void *ctx, __u32 *to)
+{
+	__u32 n = 0;
+
+	for (size_t i = 0; i < m->nr_srcs; i++)
+		to[i] = source_gone(&m->srcs[i], gone, ctx) ? UINT32_MAX : n++;
+}
+
+/* Drop the sources to[] marks gone, compacting srcs. */
+static void drop_sources(struct jit_merger *m, const __u32 *to)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < m->nr_srcs; i++) {
+		struct source *s = &m->srcs[i];
+
+		if (to[i] == UINT32_MAX) {
+			if (s->jd)	/* its count outlives it */
+				m->st.bad_records += jitdump_reader__bad(s->jd);
+			if (s->pm)
+				m->st.bad_records += perfmap_reader__bad(s->pm);
+			source_free(s);
+			continue;
+		}
+		if (n != i)
+			m->srcs[n] = *s;
+		n++;
+	}
+	m->nr_srcs = n;
+	m->next_src = 0;
+}
+
+/* Drop the mappings of those processes, keeping the order (and which
+ * of them a checkpoint made available). */
+static void drop_imaps(struct jit_merger *m, bool (*gone)(void *ctx, __u32 pid), void *ctx)
+{
+	size_t i, n = 0, maps = 0;
+
+	for (i = 0; i < m->nr_imaps; i++) {
+		if (gone(ctx, m->imaps[i].pid))
+			continue;
+		if (i < m->nr_maps)
+			maps++;
+		m->imaps[n++] = m->imaps[i];
+	}
+	m->nr_imaps = n;
+	m->nr_maps = maps;
+	m->st.mappings = maps;
+}
+
+/*
+ * Processes that exited: their sources are closed and their mappings
+ * dropped, so a recording that rotates files for days holds only what
+ * its live processes need (each exited process kept a descriptor, its
+ * reader, and ~170 B per function here and as much again in every later
+ * file's head).  Images stay: the files that name them still need them.
+ */
+int jit_merger__forget(struct jit_merger *m, bool (*gone)(void *ctx, __u32 pid), void *ctx)
+{
+	__u32 *to;
+	int err;
+
+	if (m->finished)
+		return -EINVAL;
+	to = malloc((m->nr_srcs + 1) * sizeof(*to));
+	if (!to)
+		return -ENOMEM;
+	source_indices(m, gone, ctx, to);
+	err = rebuild_codes(m, to);	/* the one step that can fail: first */
+	if (!err)
+		drop_sources(m, to);
+	free(to);
+	if (!err)
+		drop_imaps(m, gone, ctx);
 	return err;
 }
 

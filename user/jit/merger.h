@@ -135,6 +135,12 @@ int jit_merger__finish(struct jit_merger *m);
  * calls below); reading goes on into new images.  0 or -errno. */
 int jit_merger__checkpoint(struct jit_merger *m);
 
+/* After a checkpoint, for the processes gone(ctx, pid) says exited:
+ * close their sources and drop their mappings (and their images from
+ * the next checkpoint's list; the files stay on disk).  .mlpd files,
+ * read at the end, are kept.  0, or -ENOMEM with nothing changed. */
+int jit_merger__forget(struct jit_merger *m, bool (*gone)(void *ctx, __u32 pid), void *ctx);
+
 /* After finish (or a checkpoint): the number of mappings, and mapping i of them, sorted by
  * time (stable).  Filled on demand from 48-byte records (an array of
  * jit_mappings cost 72 more bytes per perf-map line at the peak). */

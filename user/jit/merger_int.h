@@ -67,6 +67,7 @@ struct jit_merger {
 	size_t nr_images, cap_images;
 	struct imap *imaps;
 	size_t nr_imaps, cap_imaps;
+	__u32 imap_seq;			/* next imap's seq */
 	struct code_ent *codes;
 	size_t nr_codes, nr_code_slots;
 	size_t nr_maps;			/* after finish: imaps[0..nr_maps) */

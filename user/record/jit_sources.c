@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,7 @@ struct jit_sources {
 	struct tidset jit_pids;		/* processes whose JIT code is merged */
 	struct tidset anon_pids;	/* processes with anonymous code */
 	struct tidset map_tried;	/* perf map found (or given) */
+	struct tidset gone;		/* exited: to forget at collect() */
 	struct pbuf held;
 	struct held_map *hm;
 	size_t nhm, hm_cap;
@@ -363,7 +365,9 @@ int jit_sources__poll(struct jit_sources *g, __u64 start_ns)
 	return err;
 }
 
-static int write_mappings(struct jit_sources *g, struct perfdata_writer *w, __u64 id_type)
+/* The mappings made before `before` (the rest belong to the next file). */
+static int write_mappings(struct jit_sources *g, struct perfdata_writer *w, __u64 id_type,
+			  __u64 before)
 {
 	size_t n = jit_merger__nr_mappings(g->m);
 
@@ -372,6 +376,9 @@ static int write_mappings(struct jit_sources *g, struct perfdata_writer *w, __u6
 		struct perfdata_mmap2 m;
 
 		jit_merger__mapping(g->m, i, &one);
+		tidset_add(&g->jit_pids, jm->pid);
+		if (jm->time >= before)
+			continue;
 		m = (struct perfdata_mmap2){
 			.misc = PERF_RECORD_MISC_USER, .pid = jm->pid, .tid = jm->tid,
 			.start = jm->start, .len = jm->len, .pgoff = jm->pgoff,
@@ -388,7 +395,6 @@ static int write_mappings(struct jit_sources *g, struct perfdata_writer *w, __u6
 			err = perfdata_writer__queue(w, jm->time, g->rec.data, g->rec.len);
 		if (err)
 			return err;
-		tidset_add(&g->jit_pids, jm->pid);
 	}
 	return 0;
 }
@@ -442,29 +448,30 @@ static void report_lost_images(struct jit_sources *g)
 }
 
 /* The mappings of the merged functions and the held anonymous ones of
- * processes no JIT source described, queued on w; the images' build-ids
- * into dt and the cache. */
+ * processes no JIT source described, those made before `before`, queued
+ * on w; the images' build-ids into dt and the cache. */
 static int queue_state(struct jit_sources *g, struct perfdata_writer *w, __u64 id_type,
-		       struct dso_table *dt, const char *cache_dir)
+		       struct dso_table *dt, const char *cache_dir, __u64 before)
 {
 	int err = 0;
 
 	if (g->m) {
 		report_lost_images(g);
-		err = write_mappings(g, w, id_type);
+		err = write_mappings(g, w, id_type, before);
 		if (!err)
 			err = add_images(g, dt, cache_dir);
 	}
 	/* anonymous code of processes no JIT source described */
 	for (size_t i = 0; !err && i < g->nhm; i++)
-		if (!tidset_has(&g->jit_pids, g->hm[i].pid))
+		if (!tidset_has(&g->jit_pids, g->hm[i].pid) && g->hm[i].time < before)
 			err = perfdata_writer__queue(w, g->hm[i].time,
 						     g->held.data + g->hm[i].off, g->hm[i].size);
 	return err;
 }
 
 int jit_sources__checkpoint(struct jit_sources *g, struct perfdata_writer *w, __u64 id_type,
-			    struct dso_table *dt, const char *cache_dir, __u64 start_ns)
+			    struct dso_table *dt, const char *cache_dir, __u64 start_ns,
+			    __u64 before)
 {
 	int err;
 
@@ -478,7 +485,59 @@ int jit_sources__checkpoint(struct jit_sources *g, struct perfdata_writer *w, __
 			err = 0;
 		}
 	}
-	return err ? err : queue_state(g, w, id_type, dt, cache_dir);
+	return err ? err : queue_state(g, w, id_type, dt, cache_dir, before);
+}
+
+void jit_sources__forget(struct jit_sources *g, __u32 pid)
+{
+	if (g && pid)
+		tidset_add(&g->gone, pid);	/* -ENOMEM: kept, as before */
+}
+
+static bool is_gone(void *ctx, __u32 pid)
+{
+	const struct jit_sources *g = ctx;
+
+	return tidset_has(&g->gone, pid);
+}
+
+/* The held anonymous mappings of the gone processes out, in place (the
+ * kept ones only move towards the front). */
+static void drop_held(struct jit_sources *g)
+{
+	size_t i, n = 0, len = 0;
+
+	for (i = 0; i < g->nhm; i++) {
+		struct held_map h = g->hm[i];
+
+		if (is_gone(g, h.pid))
+			continue;
+		memmove(g->held.data + len, g->held.data + h.off, h.size);
+		h.off = len;
+		len += h.size;
+		g->hm[n++] = h;
+	}
+	g->nhm = n;
+	g->held.len = len;
+}
+
+void jit_sources__collect(struct jit_sources *g)
+{
+	if (!g || !g->gone.nr)
+		return;
+	if (g->m && jit_merger__forget(g->m, is_gone, g))
+		return;		/* -ENOMEM: nothing changed; the next switch tries */
+	drop_held(g);
+	for (size_t i = 0; i < g->gone.cap; i++) {
+		__u32 pid = g->gone.keys[i];
+
+		if (!pid)
+			continue;
+		tidset_del(&g->jit_pids, pid);
+		tidset_del(&g->anon_pids, pid);
+		tidset_del(&g->map_tried, pid);
+	}
+	tidset_free(&g->gone);
 }
 
 /* An MMAP2 record of synth (pid, start, len, pgoff, maj, min, ino,
@@ -546,7 +605,7 @@ int jit_sources__finish(struct jit_sources *g, struct perfdata_writer *w, __u64 
 		if (err)
 			pr_warn("JIT merging failed: %s; JIT frames may not be named", strerror(-err));
 	}
-	err = queue_state(g, w, id_type, dt, cache_dir);
+	err = queue_state(g, w, id_type, dt, cache_dir, UINT64_MAX);
 	if (!err && g->m) {
 		struct jit_stats st = jit_merger__stats(g->m);
 
@@ -579,6 +638,7 @@ void jit_sources__free(struct jit_sources *g)
 	tidset_free(&g->jit_pids);
 	tidset_free(&g->anon_pids);
 	tidset_free(&g->map_tried);
+	tidset_free(&g->gone);
 	pbuf_free(&g->held);
 	free(g->hm);
 	free(g->dir);

@@ -520,10 +520,13 @@ static void file_finished(struct session *s, const char *path)
 	file_switch__kept(s->fsw, path);
 }
 
-/* The DSO table forgets a process proc_state freed. */
+/* The DSO table and the JIT sources forget a process proc_state freed. */
 static void forget_pid(void *ctx, __u32 pid)
 {
-	dso_table__forget(ctx, pid);
+	struct session *s = ctx;
+
+	dso_table__forget(s->dt, pid);
+	jit_sources__forget(s->jit, pid);
 }
 
 /* The features of the file old writes (records up to the switch). */
@@ -543,9 +546,11 @@ static int write_features(struct session *s, struct output *out)
 	return output__finish(out, &env);
 }
 
-static int finish_rotated(struct session *s, struct output *old, struct perfdata_writer *w)
+static int finish_rotated(struct session *s, struct output *old, struct perfdata_writer *w,
+			  __u64 t)
 {
-	int err = jit_sources__checkpoint(s->jit, w, s->id_type, s->dt, cache_dir(s), s->start_ns);
+	int err = jit_sources__checkpoint(s->jit, w, s->id_type, s->dt, cache_dir(s), s->start_ns,
+					  t);
 
 	return err ? err : write_features(s, old);
 }
@@ -600,7 +605,7 @@ static int switch_file(struct session *s)
 		err = perfdata_writer__hand_over(old_w, s->w, t);
 	if (!err) {
 		sample_converter__set_writer(s->conv, s->w);
-		err = finish_rotated(s, old, old_w);
+		err = finish_rotated(s, old, old_w, t);
 	}
 	if (!err)
 		file_finished(s, name);
@@ -609,7 +614,8 @@ static int switch_file(struct session *s)
 	output__free(old);	/* unfinished: removed */
 	if (err)
 		return err;
-	proc_state__collect(s->state, t, forget_pid, s->dt);
+	proc_state__collect(s->state, t, forget_pid, s);
+	jit_sources__collect(s->jit);
 	dso_table__new_file(s->dt);
 	s->file_start = t;
 	t0 = now_ns(CLOCK_MONOTONIC) - t0;
