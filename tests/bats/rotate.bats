@@ -120,33 +120,60 @@ stray_jit() {
 		}'
 }
 
-@test "JIT processes coming and going: each file maps the JIT code of its own processes, named" {
+# jit_images FILE: the JIT images FILE's mappings name (basenames), sorted
+jit_images() {
+	perf script --show-mmap-events -i "$1" 2>/dev/null |
+		grep -o '\.jit/jit-[0-9]*\.so$' | sed 's|^\.jit/||' | sort -u
+}
+
+@test "JIT processes coming and going: each file maps the JIT code of its own processes, named; images go with their files" {
 	need "node" command -v node
-	# a new node process every ~0.25 s for 8 s, files of 1 s
-	"$PRECORD" -g -F 199 --switch-output=1s -- bash -c \
+	mkdir saved
+	# a new node process every ~0.25 s for 8 s, files of 1 s, 3 kept;
+	# each file is copied as it is announced (seconds before its removal)
+	"$PRECORD" -g -F 199 --switch-output=1s --switch-max-files=3 -- bash -c \
 		'while [ $SECONDS -lt 8 ]; do node --perf-prof "$1" 0.2 >/dev/null; done' bash "$JS" \
-		> announced 2> err || { cat err >&2; false; }
+		2> err | while read -r f; do cp "$f" saved/; echo "$f"; done > announced
 	cat err >&2
+	grep -q 'Captured and wrote' err
 	[ "$(wc -l < announced)" -ge 6 ]
 	all=0
 	for f in $(cat announced); do
-		stray=$(stray_jit "$f" 2> counts)
+		stray=$(stray_jit "saved/$f" 2> counts)
 		echo "$f: JIT pids and strays: $(cat counts); strays: $stray" >&2
 		# an exited process's JIT mappings stay in the files it was in,
 		# and one started after a switch is the next file's only
 		[ -z "$stray" ]
 		all=$((all + $(cut -d' ' -f1 counts)))
-		lint "$f" --require BUILD_ID
+		lint "saved/$f" --require BUILD_ID
 	done
 	# the processes came and went: many over the files, few in each
 	[ "$all" -ge 12 ]
-	# JS functions named in a middle file, which saw only node processes
+	# JS functions named in a kept file, which saw only node processes
 	# that started after the first switch
-	f=$(sed -n 4p announced)
+	f=$(tail -2 announced | head -1)
 	j=$(perf report -i "$f" --stdio --no-children -g none --sort sym -q 2>/dev/null |
 		awk 'index($0, "hotFifty") { gsub(/%/, "", $1); s += $1 } END { printf "%.2f\n", s + 0 }')
 	echo "$f: hotFifty $j%" >&2
 	awk -v j="$j" 'BEGIN { exit !(j > 10) }'
+	# images: every one a kept file names is there; the rest are gone but
+	# those of the file removed when the last was announced (no switch
+	# after it to prune them)
+	ls perf.data.jit | grep -E '^jit-[0-9]+\.so$' | sort > on_disk
+	for f in $(tail -3 announced); do jit_images "$f"; done | sort -u > kept_named
+	jit_images "saved/$(tail -4 announced | head -1)" > last_removed
+	echo "images on disk $(wc -l < on_disk), named by kept files $(wc -l < kept_named)" >&2
+	[ -z "$(comm -13 on_disk kept_named)" ]
+	[ -z "$(sort -u kept_named last_removed | comm -23 on_disk -)" ]
+	# which is no empty check: the first file named images of node
+	# processes long gone, which only removed files named
+	[ -n "$(jit_images "saved/$(head -1 announced)" | comm -23 - kept_named | comm -23 - last_removed)" ]
+	# the build-id cache holds copies of the images on disk only
+	find "$HOME/.debug$PWD/perf.data.jit" -name elf | awk -F/ '{ print $(NF - 2) }' |
+		sort -u > cached
+	echo "images in the build-id cache $(wc -l < cached)" >&2
+	[ -s cached ]
+	[ -z "$(comm -23 cached on_disk)" ]
 }
 
 @test "SIGTERM finishes the current file, announced and complete" {

@@ -660,6 +660,51 @@ TEST(cache_planted_symlinks)
 	CHECK_EQ(count_entries(victim), 0);
 }
 
+/* remove undoes add: the copy, its directory, its link; a link for the
+ * same id that points at another path's copy stays; nothing is removed
+ * through a planted symlink. */
+TEST(cache_remove)
+{
+	char cache[256], victim[256], p[PATHSZ], q[PATHSZ], hex[BUILD_ID_HEX_SIZE];
+
+	build_id_hex(known_id, 20, hex);
+	snprintf(cache, sizeof(cache), "%s/rm", tmpdir);
+	CHECK_EQ(buildid_cache__add_data(cache, "/a/x.so", known_id, 20, "x", 1), 0);
+	CHECK_EQ(buildid_cache__add_data(cache, "/b/x.so", known_id, 20, "x", 1), 0);
+	snprintf(p, sizeof(p), "%s/.build-id/de/%s", cache, hex + 2);
+	CHECK(is_symlink_to(p, "../../a/x.so/deadbeef0123456789abcdef1032547698badcfe"));
+
+	CHECK_EQ(buildid_cache__remove(cache, "/b/x.so", known_id, 20), 0);
+	snprintf(q, sizeof(q), "%s/b/x.so/%s", cache, hex);
+	CHECK(access(q, F_OK) != 0);
+	CHECK(is_symlink_to(p, "../../a/x.so/deadbeef0123456789abcdef1032547698badcfe"));
+
+	CHECK_EQ(buildid_cache__remove(cache, "/a/x.so", known_id, 20), 0);
+	snprintf(q, sizeof(q), "%s/a/x.so/%s", cache, hex);
+	CHECK(access(q, F_OK) != 0);
+	CHECK(faccessat(AT_FDCWD, p, F_OK, AT_SYMLINK_NOFOLLOW) != 0);
+	snprintf(q, sizeof(q), "%s/.build-id/de", cache);
+	CHECK(access(q, F_OK) != 0);		/* empty: gone */
+	CHECK_EQ(buildid_cache__remove(cache, "/a/x.so", known_id, 20), 0);	/* again */
+	CHECK_EQ(buildid_cache__remove(cache, "/a/../x.so", known_id, 20), -EINVAL);
+	snprintf(q, sizeof(q), "%s/none", tmpdir);
+	CHECK_EQ(buildid_cache__remove(q, "/a/x.so", known_id, 20), 0);
+	CHECK(access(q, F_OK) != 0);		/* not created */
+
+	/* a directory on the path is a symlink to a victim's copy */
+	snprintf(victim, sizeof(victim), "%s/rmvictim", tmpdir);
+	snprintf(q, sizeof(q), "mkdir -p '%s/lib/x.so/%s' && touch '%s/lib/x.so/%s/elf'",
+		 victim, hex, victim, hex);
+	CHECK(!system(q));
+	snprintf(cache, sizeof(cache), "%s/rm2", tmpdir);
+	CHECK(!mkdir(cache, 0755));
+	snprintf(p, sizeof(p), "%s/usr", cache);
+	CHECK(!symlink(victim, p));
+	CHECK_EQ(buildid_cache__remove(cache, "/usr/lib/x.so", known_id, 20), -ELOOP);
+	snprintf(q, sizeof(q), "%s/lib/x.so/%s/elf", victim, hex);
+	CHECK(access(q, F_OK) == 0);
+}
+
 /* perf itself as the oracle for the layout, when it is installed: a copy
  * of /bin/true added by perf buildid-cache -a and by us. */
 TEST(cache_matches_perf)
@@ -1018,6 +1063,7 @@ int main(void)
 	RUN(cache_layout);
 	RUN(cache_bad_input);
 	RUN(cache_planted_symlinks);
+	RUN(cache_remove);
 	RUN(cache_matches_perf);
 	RUN(cache_dir_config);
 	RUN(dso_open_hostile);

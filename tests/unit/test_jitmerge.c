@@ -615,13 +615,15 @@ static bool pid_is_100(void *ctx, __u32 pid)
  * (what its dump gets later is not read), its mappings and an image only
  * it used leave the next checkpoint's lists, and the other process's
  * code indices still find their functions (its source moved down a slot:
- * a move must name its own function, not the forgotten one's). */
-TEST(forget_exited_process)
+ * a move must name its own function, not the forgotten one's).  Pruning
+ * removes that image once the files of every checkpoint that listed it
+ * are gone, and no other. */
+TEST(forget_exited_process_and_prune)
 {
 	static const __u8 code[16];
 	struct jit_mapping *maps = NULL;
 	const struct jit_image *imgs;
-	char dir[256], da[256], db[256];
+	char dir[256], da[256], db[256], a_image[512], b_image[512] = "";
 	struct pbuf a = { 0 }, b = { 0 };
 	struct jit_merger *m;
 	size_t n;
@@ -637,10 +639,12 @@ TEST(forget_exited_process)
 	write_file(db, b.data, b.len, false);
 
 	m = jit_merger__new(dir);
-	CHECK(m && !jit_merger__add_jitdump(m, da, -1, 100) && !jit_merger__checkpoint(m));
+	CHECK(m && !jit_merger__add_jitdump(m, da, -1, 100) && !jit_merger__checkpoint(m, 1));
 	if (!m)
 		return;
-	CHECK(!jit_merger__add_jitdump(m, db, -1, 200) && !jit_merger__checkpoint(m));
+	CHECK_EQ(get_maps(m, &maps), 1);
+	snprintf(a_image, sizeof(a_image), "%s", maps ? maps[0].path : "");
+	CHECK(!jit_merger__add_jitdump(m, db, -1, 200) && !jit_merger__checkpoint(m, 2));
 	CHECK_EQ(jit_merger__nr_mappings(m), 2);
 	CHECK_EQ(jit_merger__images(m, &imgs), 2);
 
@@ -658,7 +662,7 @@ TEST(forget_exited_process)
 	jitdump_encode_load(&b, false, 50, 200, 200, 0x7000, code, 16, 2, "b2");
 	write_file(db, b.data, b.len, true);
 	CHECK_EQ(jit_merger__poll(m, 60), 0);
-	CHECK_EQ(jit_merger__checkpoint(m), 0);
+	CHECK_EQ(jit_merger__checkpoint(m, 3), 0);
 	n = get_maps(m, &maps);
 	CHECK_EQ(n, 3);
 	if (n == 3) {
@@ -667,9 +671,19 @@ TEST(forget_exited_process)
 		check_map(&maps[2], 50, 0x7000, 16, "b2");
 		for (size_t i = 0; i < n; i++)
 			CHECK_EQ(maps[i].pid, 200);
+		snprintf(b_image, sizeof(b_image), "%s", maps[0].path);
 	}
 	/* a1's image is no mapping's any more; b1's and b2's are listed */
 	CHECK_EQ(jit_merger__images(m, &imgs), 2);
+	/* a1's image was listed by checkpoints 1 and 2 (pid 100 lived until
+	 * forgotten after 2): it stays while file 2 does, then goes alone */
+	CHECK_EQ(jit_merger__prune(m, 2, NULL, NULL), 0);
+	CHECK(access(a_image, F_OK) == 0);
+	CHECK_EQ(jit_merger__prune(m, 3, NULL, NULL), 1);
+	CHECK(access(a_image, F_OK) != 0);
+	CHECK(access(b_image, F_OK) == 0);	/* b1's: listed by 3 */
+	CHECK_EQ(jit_merger__prune(m, 3, NULL, NULL), 0);
+	CHECK_EQ(jit_merger__stats(m).images_pruned, 1);
 	CHECK_EQ(jit_merger__stats(m).loads, 3);
 	CHECK_EQ(jit_merger__finish(m), 0);
 	CHECK_EQ(jit_merger__nr_mappings(m), 3);
@@ -694,6 +708,6 @@ int main(void)
 		RUN(many_functions_few_images);
 		RUN(images_split_at_the_cap);
 		RUN(hostile_dumps);
-		RUN(forget_exited_process);
+		RUN(forget_exited_process_and_prune);
 	});
 }

@@ -149,6 +149,7 @@ static int seal_image(struct jit_merger *m)
 		slot->size = jitelf_image__file_size(m->img);
 		slot->nr_funcs = (__u32)n;
 		slot->ok = true;
+		slot->listed = m->checkpoint + 1;	/* the next one lists it */
 		m->st.images++;
 		m->st.image_bytes += slot->size;
 	}
@@ -725,7 +726,7 @@ static int build_outputs(struct jit_merger *m)
 	 * on demand): those of images that failed to write go, and the
 	 * array's spare capacity is given back. */
 	for (i = 0; i < m->nr_imaps; i++)
-		if (m->images[m->imaps[i].image].ok)
+		if (m->images[m->imaps[i].image].ok && !m->images[m->imaps[i].image].removed)
 			m->imaps[m->nr_maps++] = m->imaps[i];
 	shrunk = realloc(m->imaps, (m->nr_maps + 1) * sizeof(*m->imaps));
 	if (shrunk)
@@ -740,11 +741,12 @@ static int build_outputs(struct jit_merger *m)
 	for (i = 0; i < m->nr_maps; i++)
 		used[m->imaps[i].image] = 1;
 	for (i = 0; i < m->nr_images; i++) {
-		const struct image_slot *slot = &m->images[i];
+		struct image_slot *slot = &m->images[i];
 		struct jit_image *o;
 
 		if (!slot->ok || !used[i])
 			continue;
+		slot->listed = m->checkpoint;
 		o = &m->out_images[m->nr_out_images++];
 		o->path = slot->path;
 		memcpy(o->build_id, slot->build_id, 20);
@@ -827,17 +829,48 @@ int jit_merger__finish(struct jit_merger *m)
  * name it and it is never rewritten.  A checkpoint with no new function
  * makes no new image.
  */
-int jit_merger__checkpoint(struct jit_merger *m)
+int jit_merger__checkpoint(struct jit_merger *m, __u32 no)
 {
 	int err;
 
 	if (m->finished)
 		return -EINVAL;
+	if (no > m->checkpoint)
+		m->checkpoint = no;
 	err = seal_image(m);
 	if (!err)
 		err = build_outputs(m);
 	m->have_outputs = !err;
 	return err;
+}
+
+/*
+ * With --switch-max-files the files go, and the images only they named
+ * went with them: a recording that rotates for days keeps the images of
+ * its kept files (node churning for a minute had left 435 MB here).
+ */
+size_t jit_merger__prune(struct jit_merger *m, __u32 first_kept,
+			 void (*removed)(void *ctx, const char *path, const __u8 *build_id),
+			 void *ctx)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < m->nr_images; i++) {
+		struct image_slot *slot = &m->images[i];
+
+		if (!slot->ok || slot->removed || slot->listed >= first_kept)
+			continue;
+		if (unlinkat(m->dirfd, strrchr(slot->path, '/') + 1, 0) && errno != ENOENT) {
+			pr_debug("jit: cannot remove %s: %s", slot->path, strerror(errno));
+			continue;
+		}
+		slot->removed = true;
+		m->st.images_pruned++;
+		if (removed)
+			removed(ctx, slot->path, slot->build_id);
+		n++;
+	}
+	return n;
 }
 
 /* The code table again, with only the entries of kept sources, under

@@ -89,6 +89,7 @@ struct jit_stats {
 	__u64 images;
 	__u64 image_bytes;
 	__u64 images_lost;	/* images that could not be written (removed) */
+	__u64 images_pruned;	/* removed by jit_merger__prune */
 	__u64 funcs_lost;	/* their functions: no mapping, samples unresolved */
 	int write_err;		/* why the first of them failed (-errno) */
 };
@@ -132,14 +133,24 @@ int jit_merger__finish(struct jit_merger *m);
 
 /* For a file switch while sources stay open: write the open image and
  * make the mappings and images so far available as after finish (the
- * calls below); reading goes on into new images.  0 or -errno. */
-int jit_merger__checkpoint(struct jit_merger *m);
+ * calls below); reading goes on into new images.  no: the checkpoint's
+ * number (the caller's file number: never less than the last one's),
+ * for prune().  0 or -errno. */
+int jit_merger__checkpoint(struct jit_merger *m, __u32 no);
 
 /* After a checkpoint, for the processes gone(ctx, pid) says exited:
  * close their sources and drop their mappings (and their images from
  * the next checkpoint's list; the files stay on disk).  .mlpd files,
  * read at the end, are kept.  0, or -ENOMEM with nothing changed. */
 int jit_merger__forget(struct jit_merger *m, bool (*gone)(void *ctx, __u32 pid), void *ctx);
+
+/* Remove the images no checkpoint numbered first_kept or later listed
+ * (the files of the earlier ones were removed: --switch-max-files), but
+ * none sealed since the last checkpoint; removed (if not NULL) is told
+ * each one's path and build-id.  Returns how many were removed. */
+size_t jit_merger__prune(struct jit_merger *m, __u32 first_kept,
+			 void (*removed)(void *ctx, const char *path, const __u8 *build_id),
+			 void *ctx);
 
 /* After finish (or a checkpoint): the number of mappings, and mapping i of them, sorted by
  * time (stable).  Filled on demand from 48-byte records (an array of

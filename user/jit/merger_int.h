@@ -38,7 +38,9 @@ struct image_slot {
 	__u32 nr_funcs;
 	__u64 *func_addr;		/* after writing */
 	__u64 dev, ino;			/* of the file written */
+	__u32 listed;			/* the last checkpoint that listed it */
 	bool ok;
+	bool removed;			/* pruned: no kept file names it */
 };
 
 struct imap {				/* a mapping; jit_mapping on demand */
@@ -68,6 +70,7 @@ struct jit_merger {
 	struct imap *imaps;
 	size_t nr_imaps, cap_imaps;
 	__u32 imap_seq;			/* next imap's seq */
+	__u32 checkpoint;		/* the last checkpoint's number */
 	struct code_ent *codes;
 	size_t nr_codes, nr_code_slots;
 	size_t nr_maps;			/* after finish: imaps[0..nr_maps) */

@@ -373,9 +373,9 @@ static int cache_reldir(const char *name, const char *hex, char *rel, size_t siz
 	return 0;
 }
 
-/* Open (creating 0755 as needed) every component of rel below dirfd,
- * never following a symlink.  Returns a directory fd or -errno. */
-static int dir_open_rel(int dirfd, const char *rel)
+/* Open every component of rel below dirfd (creating them 0755 as needed
+ * with create), never following a symlink.  A directory fd or -errno. */
+static int dir_walk(int dirfd, const char *rel, bool create)
 {
 	char comp[NAME_MAX + 1];
 	const char *p = rel;
@@ -393,7 +393,7 @@ static int dir_open_rel(int dirfd, const char *rel)
 		p += n + (p[n] == '/');
 		if (!n)
 			continue;
-		if (mkdirat(cur, comp, 0755) && errno != EEXIST) {
+		if (create && mkdirat(cur, comp, 0755) && errno != EEXIST) {
 			next = -errno;
 			goto out;
 		}
@@ -411,6 +411,11 @@ out:
 	if (cur != dirfd)
 		close(cur);
 	return next;
+}
+
+static int dir_open_rel(int dirfd, const char *rel)
+{
+	return dir_walk(dirfd, rel, true);
 }
 
 /*
@@ -641,4 +646,68 @@ int buildid_cache__add_data(const char *cache_dir, const char *name,
 	if (!data && len)
 		return -EINVAL;
 	return cache_add(cache_dir, name, id, size, &src);
+}
+
+/* The .build-id link of hex, if it points at rel's entry (another
+ * recording's link for the same id elsewhere stays). */
+static void cache_unlink_id(int rootfd, const char *hex, const char *rel)
+{
+	char dir[sizeof(".build-id/xx")], target[PATH_MAX], old[PATH_MAX];
+	ssize_t n;
+	int dfd;
+
+	snprintf(dir, sizeof(dir), ".build-id/%.2s", hex);
+	if ((size_t)snprintf(target, sizeof(target), "../../%s", rel) >= sizeof(target))
+		return;
+	dfd = dir_walk(rootfd, dir, false);
+	if (dfd < 0)
+		return;
+	n = readlinkat(dfd, hex + 2, old, sizeof(old) - 1);
+	if (n >= 0) {
+		old[n] = '\0';
+		if (!strcmp(old, target))
+			unlinkat(dfd, hex + 2, 0);
+	}
+	close(dfd);
+	unlinkat(rootfd, dir, AT_REMOVEDIR);	/* if empty now */
+}
+
+int buildid_cache__remove(const char *cache_dir, const char *name, const __u8 *id, int size)
+{
+	char hex[BUILD_ID_HEX_SIZE], rel[PATH_MAX], *base;
+	enum cache_kind kind;
+	int rootfd, dfd, err;
+
+	if (!cache_dir || !name || !id || size < 2 || size > BUILD_ID_SIZE)
+		return -EINVAL;
+	build_id_hex(id, size, hex);
+	err = cache_reldir(name, hex, rel, sizeof(rel), &kind);
+	if (err)
+		return err;
+	if (access(cache_dir, F_OK))
+		return errno == ENOENT ? 0 : -errno;
+	rootfd = cache_open_root(cache_dir);
+	if (rootfd < 0)
+		return rootfd;
+	base = strrchr(rel, '/');	/* rel is "<dir>/<hex>" */
+	*base = '\0';
+	dfd = dir_walk(rootfd, rel, false);
+	*base = '/';
+	if (dfd >= 0) {
+		int hfd = openat(dfd, base + 1, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+		if (hfd >= 0) {
+			if (unlinkat(hfd, cache_basename[kind], 0) && errno != ENOENT)
+				err = -errno;
+			close(hfd);
+			unlinkat(dfd, base + 1, AT_REMOVEDIR);	/* if empty now */
+		}
+		close(dfd);
+	} else if (dfd != -ENOENT) {
+		err = dfd;		/* -ELOOP: a symlink on the way */
+	}
+	if (!err)
+		cache_unlink_id(rootfd, hex, rel);
+	close(rootfd);
+	return err;
 }

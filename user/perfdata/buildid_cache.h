@@ -56,4 +56,11 @@ int buildid_cache__add_fd(const char *cache_dir, const char *name,
 int buildid_cache__add_data(const char *cache_dir, const char *name,
 			    const __u8 *id, int size, const void *data, size_t len);
 
+/* Remove name's copy for id (what add made: the file, its <hex>
+ * directory if that is empty then, and the .build-id link if it points
+ * there), never through a symlink.  0 also when there was none; -EINVAL
+ * as add, -ELOOP when a symlink sits on the way (nothing removed), other
+ * -errno from the file system. */
+int buildid_cache__remove(const char *cache_dir, const char *name, const __u8 *id, int size);
+
 #endif

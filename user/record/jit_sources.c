@@ -471,7 +471,7 @@ static int queue_state(struct jit_sources *g, struct perfdata_writer *w, __u64 i
 
 int jit_sources__checkpoint(struct jit_sources *g, struct perfdata_writer *w, __u64 id_type,
 			    struct dso_table *dt, const char *cache_dir, __u64 start_ns,
-			    __u64 before)
+			    struct jit_cut cut)
 {
 	int err;
 
@@ -479,13 +479,13 @@ int jit_sources__checkpoint(struct jit_sources *g, struct perfdata_writer *w, __
 		return 0;
 	err = jit_sources__poll(g, start_ns);
 	if (!err && g->m) {
-		err = jit_merger__checkpoint(g->m);
+		err = jit_merger__checkpoint(g->m, cut.file);
 		if (err && err != -ENOMEM) {
 			pr_warn("JIT merging: %s; JIT frames may not be named", strerror(-err));
 			err = 0;
 		}
 	}
-	return err ? err : queue_state(g, w, id_type, dt, cache_dir, before);
+	return err ? err : queue_state(g, w, id_type, dt, cache_dir, cut.before);
 }
 
 void jit_sources__forget(struct jit_sources *g, __u32 pid)
@@ -538,6 +538,31 @@ void jit_sources__collect(struct jit_sources *g)
 		tidset_del(&g->map_tried, pid);
 	}
 	tidset_free(&g->gone);
+}
+
+/* A pruned image's copy in the build-id cache goes with it (add_images
+ * made one at each file that listed it). */
+static void uncache_image(void *ctx, const char *path, const __u8 *build_id)
+{
+	const char *cache_dir = ctx;
+	int err;
+
+	if (!cache_dir)
+		return;
+	err = buildid_cache__remove(cache_dir, path, build_id, 20);
+	if (err)
+		pr_debug("cannot remove %s from the build-id cache: %s", path, strerror(-err));
+}
+
+void jit_sources__prune(struct jit_sources *g, __u32 first_kept, const char *cache_dir)
+{
+	size_t n;
+
+	if (!g || !g->m)
+		return;
+	n = jit_merger__prune(g->m, first_kept, uncache_image, (void *)cache_dir);
+	if (n)
+		pr_debug("JIT: %zu images no kept file names removed", n);
 }
 
 /* An MMAP2 record of synth (pid, start, len, pgoff, maj, min, ino,

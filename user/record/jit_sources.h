@@ -50,15 +50,20 @@ int jit_sources__poll(struct jit_sources *js, __u64 start_ns);
  * build-ids into dt and the cache at cache_dir (NULL: none). */
 int jit_sources__finish(struct jit_sources *js, struct perfdata_writer *w, __u64 id_type,
 			struct dso_table *dt, const char *cache_dir, __u64 start_ns);
-/* A file switch (--switch-output) at `before`: read what the sources
- * have, write the open image, and queue on w (the finished file's writer)
- * the mappings made before `before` of every function so far and the
- * held anonymous ones, as finish does (a later one is the next file's,
- * as every record with its time); the images stay on disk for the files
- * after (never rewritten). */
+/* Where a file switch (--switch-output) cuts: the switch's time, and
+ * the number of the file it finishes (from 1). */
+struct jit_cut {
+	__u64 before;
+	__u32 file;
+};
+/* A file switch: read what the sources have, write the open image, and
+ * queue on w (the finished file's writer) the mappings made before
+ * cut.before of every function so far and the held anonymous ones, as
+ * finish does (a later one is the next file's, as every record with its
+ * time); the images stay on disk for the files after (never rewritten). */
 int jit_sources__checkpoint(struct jit_sources *js, struct perfdata_writer *w, __u64 id_type,
 			    struct dso_table *dt, const char *cache_dir, __u64 start_ns,
-			    __u64 before);
+			    struct jit_cut cut);
 /* After a file switch: a process that exited before the new file began
  * (proc_state__collect's callback).  Noted; collect() then closes its
  * JIT sources and drops its mappings and held anonymous code, so a pid
@@ -66,6 +71,10 @@ int jit_sources__checkpoint(struct jit_sources *js, struct perfdata_writer *w, _
  * live processes need. */
 void jit_sources__forget(struct jit_sources *js, __u32 pid);
 void jit_sources__collect(struct jit_sources *js);
+/* --switch-max-files removed the files before number first_kept (the
+ * numbers of jit_cut.file): the JIT images only they named go too, and
+ * their copies in the build-id cache at cache_dir (NULL: none). */
+void jit_sources__prune(struct jit_sources *js, __u32 first_kept, const char *cache_dir);
 /* The records synthesized for processes that existed before the start
  * (len bytes): their jitdump markers and anonymous code are looked at as
  * the side-band's are, so a runtime started before precord is merged. */

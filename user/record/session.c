@@ -549,8 +549,9 @@ static int write_features(struct session *s, struct output *out)
 static int finish_rotated(struct session *s, struct output *old, struct perfdata_writer *w,
 			  __u64 t)
 {
+	struct jit_cut cut = { .before = t, .file = (__u32)(s->files + 1) };
 	int err = jit_sources__checkpoint(s->jit, w, s->id_type, s->dt, cache_dir(s), s->start_ns,
-					  t);
+					  cut);
 
 	return err ? err : write_features(s, old);
 }
@@ -607,9 +608,13 @@ static int switch_file(struct session *s)
 		sample_converter__set_writer(s->conv, s->w);
 		err = finish_rotated(s, old, old_w, t);
 	}
-	if (!err)
+	if (!err) {
+		__u64 keep = (__u64)s->o->switch_max_files;
+
 		file_finished(s, name);
-	else if (!s->out)
+		if (keep && s->files >= keep)	/* files 1 .. files - keep removed */
+			jit_sources__prune(s->jit, (__u32)(s->files - keep + 1), cache_dir(s));
+	} else if (!s->out)
 		s->out = old, s->w = old_w, old = NULL;	/* keep writing the old one */
 	output__free(old);	/* unfinished: removed */
 	if (err)
