@@ -232,29 +232,44 @@ struct code_ent *merger_code_find(struct jit_merger *m, __u32 src, __u64 idx, bo
 	return &m->codes[j];
 }
 
+/* The code table again with n slots; to (if not NULL) maps each entry's
+ * source to its new index, UINT32_MAX dropping it.  The old table is
+ * kept on -ENOMEM. */
+static int codes_rehash(struct jit_merger *m, size_t n, const __u32 *to)
+{
+	struct code_ent *old = m->codes;
+	size_t old_n = m->nr_code_slots, i;
+	bool found;
+
+	m->codes = calloc(n, sizeof(*m->codes));
+	if (!m->codes) {
+		m->codes = old;
+		return -ENOMEM;
+	}
+	m->nr_code_slots = n;
+	m->nr_codes = 0;
+	for (i = 0; i < old_n; i++) {
+		struct code_ent e = old[i];
+
+		if (!e.used || (to && to[e.src] == UINT32_MAX))
+			continue;
+		if (to)
+			e.src = to[e.src];
+		*merger_code_find(m, e.src, e.code_index, &found) = e;
+		m->nr_codes++;
+	}
+	free(old);
+	return 0;
+}
+
 int merger_code_put(struct jit_merger *m, const struct code_ent *e)
 {
 	struct code_ent *slot;
 	bool found;
 
-	if ((m->nr_codes + 1) * 2 > m->nr_code_slots) {
-		size_t n = m->nr_code_slots ? m->nr_code_slots * 2 : 1024, i;
-		struct code_ent *old = m->codes;
-		size_t old_n = m->nr_code_slots;
-
-		m->codes = calloc(n, sizeof(*m->codes));
-		if (!m->codes) {
-			m->codes = old;
-			return -ENOMEM;
-		}
-		m->nr_code_slots = n;
-		for (i = 0; i < old_n; i++) {
-			if (!old[i].used)
-				continue;
-			*merger_code_find(m, old[i].src, old[i].code_index, &found) = old[i];
-		}
-		free(old);
-	}
+	if ((m->nr_codes + 1) * 2 > m->nr_code_slots &&
+	    codes_rehash(m, m->nr_code_slots ? m->nr_code_slots * 2 : 1024, NULL))
+		return -ENOMEM;
 	slot = merger_code_find(m, e->src, e->code_index, &found);
 	if (!found)
 		m->nr_codes++;
@@ -726,7 +741,7 @@ static int build_outputs(struct jit_merger *m)
 	 * on demand): those of images that failed to write go, and the
 	 * array's spare capacity is given back. */
 	for (i = 0; i < m->nr_imaps; i++)
-		if (m->images[m->imaps[i].image].ok && !m->images[m->imaps[i].image].removed)
+		if (m->images[m->imaps[i].image].ok)
 			m->imaps[m->nr_maps++] = m->imaps[i];
 	shrunk = realloc(m->imaps, (m->nr_maps + 1) * sizeof(*m->imaps));
 	if (shrunk)
@@ -858,49 +873,19 @@ size_t jit_merger__prune(struct jit_merger *m, __u32 first_kept,
 	for (i = 0; i < m->nr_images; i++) {
 		struct image_slot *slot = &m->images[i];
 
-		if (!slot->ok || slot->removed || slot->listed >= first_kept)
+		if (!slot->ok || slot->listed >= first_kept)
 			continue;
 		if (unlinkat(m->dirfd, strrchr(slot->path, '/') + 1, 0) && errno != ENOENT) {
 			pr_debug("jit: cannot remove %s: %s", slot->path, strerror(errno));
 			continue;
 		}
-		slot->removed = true;
+		slot->ok = false;
 		m->st.images_pruned++;
 		if (removed)
 			removed(ctx, slot->path, slot->build_id);
 		n++;
 	}
 	return n;
-}
-
-/* The code table again, with only the entries of kept sources, under
- * their new indices (to[old] == UINT32_MAX: gone).  Old table kept on
- * -ENOMEM. */
-static int rebuild_codes(struct jit_merger *m, const __u32 *to)
-{
-	struct code_ent *old = m->codes;
-	size_t old_n = m->nr_code_slots, i;
-	bool found;
-
-	if (!old_n)
-		return 0;
-	m->codes = calloc(old_n, sizeof(*m->codes));
-	if (!m->codes) {
-		m->codes = old;
-		return -ENOMEM;
-	}
-	m->nr_codes = 0;
-	for (i = 0; i < old_n; i++) {
-		struct code_ent e = old[i];
-
-		if (!e.used || to[e.src] == UINT32_MAX)
-			continue;
-		e.src = to[e.src];
-		*merger_code_find(m, e.src, e.code_index, &found) = e;
-		m->nr_codes++;
-	}
-	free(old);
-	return 0;
 }
 
 /* A source of a process gone() names (not an .mlpd file: read at the
@@ -980,7 +965,8 @@ int jit_merger__forget(struct jit_merger *m, bool (*gone)(void *ctx, __u32 pid),
 	if (!to)
 		return -ENOMEM;
 	source_indices(m, gone, ctx, to);
-	err = rebuild_codes(m, to);	/* the one step that can fail: first */
+	/* the one step that can fail: first */
+	err = m->nr_code_slots ? codes_rehash(m, m->nr_code_slots, to) : 0;
 	if (!err)
 		drop_sources(m, to);
 	free(to);

@@ -39,8 +39,7 @@ struct image_slot {
 	__u64 *func_addr;		/* after writing */
 	__u64 dev, ino;			/* of the file written */
 	__u32 listed;			/* the last checkpoint that listed it */
-	bool ok;
-	bool removed;			/* pruned: no kept file names it */
+	bool ok;			/* written, and not pruned since */
 };
 
 struct imap {				/* a mapping; jit_mapping on demand */

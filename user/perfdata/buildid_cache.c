@@ -560,16 +560,28 @@ static int cache_write_file(int dirfd, const char *base, const struct copy_src *
 	return err;
 }
 
+#define ID_LINK_DIR_SIZE	sizeof(".build-id/xx")
+
+/* The directory of hex's link (.build-id/<hex[0:2]>; the link is named
+ * hex + 2) and what it points at for rel's entry (../../<rel>). */
+static int id_link_paths(const char *hex, const char *rel, char dir[ID_LINK_DIR_SIZE],
+			 char target[PATH_MAX])
+{
+	snprintf(dir, ID_LINK_DIR_SIZE, ".build-id/%.2s", hex);
+	if ((size_t)snprintf(target, PATH_MAX, "../../%s", rel) >= PATH_MAX)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
 /* .build-id/<hex[0:2]>/<hex[2:]> -> ../../<rel>, as perf makes it. */
 static int cache_link(int rootfd, const char *hex, const char *rel)
 {
-	char dir[sizeof(".build-id/xx")], target[PATH_MAX], old[PATH_MAX];
+	char dir[ID_LINK_DIR_SIZE], target[PATH_MAX], old[PATH_MAX];
 	ssize_t n;
-	int dfd, err = 0;
+	int dfd, err = id_link_paths(hex, rel, dir, target);
 
-	snprintf(dir, sizeof(dir), ".build-id/%.2s", hex);
-	if ((size_t)snprintf(target, sizeof(target), "../../%s", rel) >= sizeof(target))
-		return -ENAMETOOLONG;
+	if (err)
+		return err;
 	dfd = dir_open_rel(rootfd, dir);
 	if (dfd < 0)
 		return dfd;
@@ -589,17 +601,24 @@ static int cache_link(int rootfd, const char *hex, const char *rel)
 	return err;
 }
 
+/* The entry of (name, id): hex, its directory relative to the cache,
+ * its kind; -EINVAL (or cache_reldir's error) for bad arguments. */
+static int cache_entry(const char *cache_dir, const char *name, const __u8 *id, int size,
+		       char hex[BUILD_ID_HEX_SIZE], char rel[PATH_MAX], enum cache_kind *kind)
+{
+	if (!cache_dir || !name || !id || size < 2 || size > BUILD_ID_SIZE)
+		return -EINVAL;
+	build_id_hex(id, size, hex);
+	return cache_reldir(name, hex, rel, PATH_MAX, kind);
+}
+
 static int cache_add(const char *cache_dir, const char *name, const __u8 *id,
 		     int size, const struct copy_src *src)
 {
 	char hex[BUILD_ID_HEX_SIZE], rel[PATH_MAX];
 	enum cache_kind kind;
-	int rootfd, dfd, err;
+	int rootfd, dfd, err = cache_entry(cache_dir, name, id, size, hex, rel, &kind);
 
-	if (!cache_dir || !name || !id || size < 2 || size > BUILD_ID_SIZE)
-		return -EINVAL;
-	build_id_hex(id, size, hex);
-	err = cache_reldir(name, hex, rel, sizeof(rel), &kind);
 	if (err)
 		return err;
 	rootfd = cache_open_root(cache_dir);
@@ -652,12 +671,11 @@ int buildid_cache__add_data(const char *cache_dir, const char *name,
  * recording's link for the same id elsewhere stays). */
 static void cache_unlink_id(int rootfd, const char *hex, const char *rel)
 {
-	char dir[sizeof(".build-id/xx")], target[PATH_MAX], old[PATH_MAX];
+	char dir[ID_LINK_DIR_SIZE], target[PATH_MAX], old[PATH_MAX];
 	ssize_t n;
 	int dfd;
 
-	snprintf(dir, sizeof(dir), ".build-id/%.2s", hex);
-	if ((size_t)snprintf(target, sizeof(target), "../../%s", rel) >= sizeof(target))
+	if (id_link_paths(hex, rel, dir, target))
 		return;
 	dfd = dir_walk(rootfd, dir, false);
 	if (dfd < 0)
@@ -676,12 +694,8 @@ int buildid_cache__remove(const char *cache_dir, const char *name, const __u8 *i
 {
 	char hex[BUILD_ID_HEX_SIZE], rel[PATH_MAX], *base;
 	enum cache_kind kind;
-	int rootfd, dfd, err;
+	int rootfd, dfd, err = cache_entry(cache_dir, name, id, size, hex, rel, &kind);
 
-	if (!cache_dir || !name || !id || size < 2 || size > BUILD_ID_SIZE)
-		return -EINVAL;
-	build_id_hex(id, size, hex);
-	err = cache_reldir(name, hex, rel, sizeof(rel), &kind);
 	if (err)
 		return err;
 	if (access(cache_dir, F_OK))
