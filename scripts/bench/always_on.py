@@ -12,6 +12,8 @@ from benchlib import (ROOT, TMP, PRECORD, NAME, children, fail, kill_children,
 WL = f"{ROOT}/build/workloads/workload"
 TICK = os.sysconf("SC_CLK_TCK")
 SOAK = float(os.environ.get("BENCH_SOAK_SECS", "600"))
+JIT_SOAK = int(os.environ.get("BENCH_JIT_SOAK_SECS", "60"))
+JS = f"{ROOT}/tests/workloads/js/hot.js"
 
 
 def cpu_s(pid):
@@ -130,6 +132,51 @@ def soak(agg):
                 churn_rounds=int(rounds.group(1)) if rounds else 0), rows
 
 
+def du_mb(path):
+    """Disk use of the files under path (blocks, links not followed), MiB."""
+    total = 0
+    for d, _, files in os.walk(path):
+        for f in files:
+            try:
+                total += os.lstat(os.path.join(d, f)).st_blocks * 512
+            except OSError:
+                pass
+    return total / 2**20
+
+
+def jit_soak():
+    """JIT processes coming and going (a node --perf-prof process every
+    ~0.25 s, 0.2 s of JS each) under rotation with --switch-max-files=3:
+    precord's RSS and descriptors, FILE.jit/ and the build-id cache every
+    10 s.  Before precord forgot exited JIT processes and pruned their
+    images, all four grew without bound."""
+    loop = (f'while [ $SECONDS -lt {JIT_SOAK} ]; do node --perf-prof "$1" 0.2 >/dev/null; '
+            'rm -f jit-*.dump isolate-*.log; done')
+    p, log, _ = start_precord(["-q", "-g", "-F", "99", "--switch-output=2s", "--switch-max-files=3",
+                               "--", "bash", "-c", loop, "bash", JS], "jitsoak")
+    d, cache = f"{TMP}/jitsoak", os.path.join(os.environ["HOME"], ".debug")
+    t0, rows, next_t = time.monotonic(), [], 10.0
+    while p.poll() is None:
+        t = time.monotonic() - t0
+        if t >= next_t:
+            try:
+                rows.append(dict(t=round(t), rss_kb=rss_kb(p.pid), fds=nr_fds(p.pid),
+                                 jit_mb=round(du_mb(f"{d}/perf.data.jit"), 1),
+                                 cache_mb=round(du_mb(cache), 1)))
+            except OSError:
+                pass
+            next_t += 10
+        time.sleep(0.2)
+    if p.returncode:
+        fail(f"precord exited {p.returncode}", log)
+    if len(rows) < 2:
+        fail("the JIT soak is too short: give BENCH_JIT_SOAK_SECS >= 30")
+    return dict(secs=JIT_SOAK, rss10_kb=rows[0]["rss_kb"], rss_end_kb=rows[-1]["rss_kb"],
+                fds_min=min(r["fds"] for r in rows), fds_max=max(r["fds"] for r in rows),
+                jit_max_mb=max(r["jit_mb"] for r in rows),
+                cache_max_mb=max(r["cache_mb"] for r in rows)), rows
+
+
 def main():
     agg = has_aggregate()
     note(f"{NAME}.sh: --aggregate {'is' if agg else 'is not'} in this build"
@@ -140,6 +187,8 @@ def main():
     note(f"{NAME}.sh: cost: {c}")
     s, rows = soak(agg)
     note(f"{NAME}.sh: soak: {s}")
+    j, jrows = jit_soak()
+    note(f"{NAME}.sh: JIT soak: {j}")
     lines = meta(["precord"]) + [f"# aggregate\t{'yes' if agg else 'no (refused by this build)'}"]
     text = "\n".join(table_head("always-on cost (-a -g -F 99 --switch-output=5s, 2 CPUs busy, 30 s)",
                       "run | cpu % of one CPU | RSS 10 s | RSS 28 s | change | samples | lost | files")) + "\n"
@@ -153,13 +202,22 @@ def main():
     text += (f"{s['rss30_kb']} kB | {s['rss_end_kb']} kB | {s['rss_max_kb']} kB | "
              f"{s['fds_min']}-{s['fds_max']} | {s['cpu_pct']:.2f} | {s['samples']} | {s['lost']} | "
              f"{s['files_announced']}/{s['files_kept']} | {s['churn_rounds']}\n")
+    text += "\n"
+    text += "\n".join(table_head(f"JIT soak ({JIT_SOAK} s, node --perf-prof every ~0.25 s, "
+                                 "--switch-output=2s --switch-max-files=3)",
+                                 "RSS 10 s | RSS end | fds min-max | FILE.jit max | "
+                                 "build-id cache max")) + "\n"
+    text += (f"{j['rss10_kb']} kB | {j['rss_end_kb']} kB | {j['fds_min']}-{j['fds_max']} | "
+             f"{j['jit_max_mb']} MiB | {j['cache_max_mb']} MiB\n")
     print(text)
-    summary = [dict(phase="one-file", **base), dict(phase="cost", **c), dict(phase="soak", **s)]
+    summary = [dict(phase="one-file", **base), dict(phase="cost", **c), dict(phase="soak", **s),
+               dict(phase="jit-soak", **j)]
     cols = ["phase", "cpu_pct", "rss10_kb", "rss28_kb", "rss_change_pct", "rss30_kb",
             "rss_end_kb", "rss_max_kb", "fds_min", "fds_max", "samples", "lost", "files",
-            "files_announced", "files_kept", "churn_rounds", "secs"]
-    write_results(lines, cols, summary, ["phase"], ["t", "rss_kb", "fds", "cpu_s"],
-                  [(["soak"], r) for r in rows], text)
+            "files_announced", "files_kept", "churn_rounds", "jit_max_mb", "cache_max_mb", "secs"]
+    write_results(lines, cols, summary, ["phase"],
+                  ["t", "rss_kb", "fds", "cpu_s", "jit_mb", "cache_mb"],
+                  [(["soak"], r) for r in rows] + [(["jit-soak"], r) for r in jrows], text)
 
 
 run_main(main, catch_signals=True)

@@ -7,7 +7,11 @@
 #    lost samples, files written;
 #  - soak: the same with --switch-max-files=4 for BENCH_SOAK_SECS (default
 #    600) while `workload churn` starts and ends threads and processes all
-#    the time: RSS and open descriptors sampled every 10 s, lost samples.
+#    the time: RSS and open descriptors sampled every 10 s, lost samples;
+#  - JIT soak: node --perf-prof processes coming and going for
+#    BENCH_JIT_SOAK_SECS (default 60), --switch-output=2s
+#    --switch-max-files=3: RSS, descriptors, FILE.jit/ and the build-id
+#    cache every 10 s.
 # Reports figures, never pass/fail on them: it fails only when a tool fails.
 #
 #   scripts/bench/always_on.sh              (make bench runs it via run.sh)
@@ -21,7 +25,7 @@ cd "$(dirname "$0")/../.."
 . scripts/bench/lib.bash
 
 need_root "precord loads BPF programs"
-need_tools python3
+need_tools python3 node
 need_built build/workloads/workload
 
 bench_setup
