@@ -13,6 +13,7 @@
 #include <linux/types.h>
 
 #include "opts.h"
+#include "unwind/maps.h"
 
 struct bpf_sampler;
 struct bpf_program;
@@ -36,12 +37,7 @@ int bpf_sampler__epoll_fd(const struct bpf_sampler *b);
 
 /* The program the sampling events run on overflow. */
 struct bpf_program *bpf_sampler__program(const struct bpf_sampler *b);
-/* --call-graph ehframe: the unwinder's maps (include/precord/unwind_abi.h)
- * and their sizes, for user/unwind/. */
-struct unwind_map_fds {
-	int rows, tables, procs, stats;
-	__u32 nr_rows, nr_tables;
-};
+/* --call-graph ehframe: the unwinder's maps, for user/unwind/. */
 void bpf_sampler__unwind_maps(const struct bpf_sampler *b, struct unwind_map_fds *out);
 /* The kernel's target set (a map of u32 ids). */
 int bpf_sampler__targets_fd(const struct bpf_sampler *b);

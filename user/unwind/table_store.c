@@ -13,8 +13,8 @@
 
 #include "precord/bpf_abi.h"
 #include "precord/unwind_abi.h"
-#include "record/bpf_sampler.h"
 #include "unwind/cfi_table.h"
+#include "unwind/maps.h"
 #include "util/array.h"
 #include "util/log.h"
 #include "util/printable.h"

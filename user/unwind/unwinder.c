@@ -14,7 +14,7 @@
 
 #include "precord/bpf_abi.h"
 #include "precord/unwind_abi.h"
-#include "record/bpf_sampler.h"
+#include "unwind/maps.h"
 #include "unwind/table_store.h"
 #include "util/array.h"
 #include "util/log.h"
