@@ -271,6 +271,21 @@ int cgroup_mount__open(const struct cgroup_mount *m, const char *name)
 	return fd;
 }
 
+int cgroup_mount__setup(bool all, const char *name, struct cgroup_mount **m, int *fd)
+{
+	if (!all && !name)
+		return 0;
+	*m = cgroup_mount__find();
+	if (!*m)
+		return -ENOENT;
+	if (name) {
+		*fd = cgroup_mount__open(*m, name);
+		if (*fd < 0)
+			return *fd;
+	}
+	return 0;
+}
+
 int cgroup_id(int fd, __u64 *id)
 {
 	union {

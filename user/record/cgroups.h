@@ -12,6 +12,7 @@
 #ifndef PRECORD_RECORD_CGROUPS_H
 #define PRECORD_RECORD_CGROUPS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 
@@ -45,6 +46,10 @@ int cgroup_mount__resolve(const struct cgroup_mount *m, const char *name, char *
 /* Open -G NAME's cgroup directory (a cgroup2 one): an fd, or -errno after
  * one line that says what failed. */
 int cgroup_mount__open(const struct cgroup_mount *m, const char *name);
+/* --all-cgroups (all) and -G NAME (name, NULL: none): the mount in *m
+ * and NAME's cgroup open in *fd (left as it is without -G); neither
+ * option: nothing.  0 or -errno (said). */
+int cgroup_mount__setup(bool all, const char *name, struct cgroup_mount **m, int *fd);
 
 /* The kernel's id of the cgroup directory at fd: the u64 of its file
  * handle (what perf's synthesis uses, = bpf_get_current_cgroup_id()). */

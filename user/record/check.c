@@ -14,6 +14,7 @@
 #include "record/events.h"
 #include "record/session.h"
 #include "sample.skel.h"
+#include "util/log.h"
 
 static int failures;
 
@@ -44,6 +45,19 @@ static bool dwarf_loads(void)
 	err = sample_bpf__load(skel);
 	sample_bpf__destroy(skel);
 	return !err;
+}
+
+int record_check_prereqs(void)
+{
+	if (geteuid() != 0) {
+		pr_err("must run as root to load BPF programs and open perf events: try 'sudo precord ...'");
+		return -EPERM;
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		pr_err("this kernel has no BTF (/sys/kernel/btf/vmlinux is missing): precord needs CONFIG_DEBUG_INFO_BTF=y; run 'precord check'");
+		return -ENOENT;
+	}
+	return 0;
 }
 
 int record_check(void)

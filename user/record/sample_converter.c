@@ -83,6 +83,13 @@ void sample_converter__counts(const struct sample_converter *c, struct sample_co
 	};
 }
 
+void sample_converter__print_stats(const struct sample_converter *c)
+{
+	if (c->bad_records)
+		pr_warn("%llu malformed records from the kernel were skipped",
+			(unsigned long long)c->bad_records);
+}
+
 /* Drops counted in BPF since the last call become one LOST_SAMPLES record. */
 int sample_converter__report_lost(struct sample_converter *c, __u64 total, __u64 time)
 {

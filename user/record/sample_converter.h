@@ -83,5 +83,7 @@ struct sample_counts {
 	__u64 first_time, last_time;	/* of the samples; 0: none */
 };
 void sample_converter__counts(const struct sample_converter *c, struct sample_counts *out);
+/* The closing summary's line, if malformed records were skipped. */
+void sample_converter__print_stats(const struct sample_converter *c);
 
 #endif

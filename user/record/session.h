@@ -9,5 +9,8 @@ int record_session__run(const struct prec_opts *o);
 
 /* `precord check`: the kernel features precord needs.  Exit status. */
 int record_check(void);
+/* What a recording needs first (root, BTF): 0, or -errno after one line
+ * that says what to do. */
+int record_check_prereqs(void);
 
 #endif

@@ -17,6 +17,7 @@
 #include <bpf/bpf.h>
 
 #include "opts.h"
+#include "record/signals.h"
 #include "record/synth.h"
 #include "record/tidset.h"
 #include "util/io.h"
@@ -240,6 +241,18 @@ int target_set__spawn(struct target_set *t, char **argv)
 	if (target_set__exec_command(t))
 		err = tidset_add(&t->ids, (__u32)t->child);
 	return err;
+}
+
+int target_set__add_opts(struct target_set *t, const struct prec_opts *o, int map_fd)
+{
+	int err = target_set__add_listed(t, o->pids, o->nr_pids, "PID", map_fd);
+
+	if (!err)
+		err = target_set__add_listed(t, o->tids, o->nr_tids, "TID", map_fd);
+	if (err || !o->cmd)
+		return err;
+	record_signals_catch_child();
+	return target_set__spawn(t, o->cmd);
 }
 
 pid_t target_set__command(const struct target_set *t)

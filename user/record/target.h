@@ -14,6 +14,7 @@
 #include <sys/types.h>
 #include <linux/types.h>
 
+#include "opts.h"
 #include "util/buf.h"
 
 struct target_set;
@@ -33,6 +34,9 @@ int target_set__add_listed(struct target_set *t, const int *ids, int nr, const c
 /* Fork the command, which waits to be released before exec'ing argv.
  * Without -p/-t/-a it is a target from its exec on. */
 int target_set__spawn(struct target_set *t, char **argv);
+/* The targets o names: -p and -t ids (map_fd: as add_listed), then the
+ * command spawned (SIGCHLD caught first).  0 or -errno (said why). */
+int target_set__add_opts(struct target_set *t, const struct prec_opts *o, int map_fd);
 /* The command's pid: 0 if none. */
 pid_t target_set__command(const struct target_set *t);
 /* The command's pid if it is recorded from its exec on (no -p/-t/-a), else 0. */

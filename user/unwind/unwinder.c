@@ -401,6 +401,8 @@ static void flush_one(struct unwinder *u, struct uproc *p)
 
 void unwinder__flush(struct unwinder *u)
 {
+	if (!u)
+		return;
 	build_pending(u);
 	for (size_t i = 0; i < u->nr_procs; i++)
 		if (u->procs[i]->dirty)
@@ -426,6 +428,8 @@ void unwinder__print_stats(const struct unwinder *u)
 	struct table_store_stats st;
 	__u64 w[PREC_UNWIND_STAT_NR];
 
+	if (!u)
+		return;
 	table_store__stats(u->ts, &st);
 	if (st.full_files)
 		pr_warn("%llu mappings unwound with frame pointers only: their tables did not fit in --unwind-max-bytes (%llu MiB)",

@@ -28,10 +28,10 @@ void unwinder__mmap(void *u, __u32 pid, __u64 start, __u64 len, __u64 pgoff, int
 void unwinder__fork(struct unwinder *u, __u32 ppid, __u32 pid);
 void unwinder__exec(struct unwinder *u, __u32 pid);
 void unwinder__exit(struct unwinder *u, __u32 pid);
-/* The changed lists into the BPF map. */
+/* The changed lists into the BPF map.  NULL-safe. */
 void unwinder__flush(struct unwinder *u);
 /* Counts of the tables and the walks, for the closing summary: the limit
- * reached always, the rest with -v. */
+ * reached always, the rest with -v.  NULL-safe. */
 void unwinder__print_stats(const struct unwinder *u);
 
 #endif
