@@ -12,6 +12,7 @@
 
 #include <bpf/bpf.h>
 
+#include "record/bpf_sampler.h"
 #include "util/log.h"
 
 #define FLUSH_EVERY_NS	1000000000ULL
@@ -104,7 +105,7 @@ static int write_all(struct aggregator *a, unsigned int gen, __u32 nr, __u64 tim
 	return 0;
 }
 
-int aggregator__flush(struct aggregator *a, __u64 time)
+static int flush(struct aggregator *a, __u64 time)
 {
 	unsigned int old = a->gen;
 	__u32 nr;
@@ -127,6 +128,15 @@ int aggregator__flush(struct aggregator *a, __u64 time)
 	return err;
 }
 
+int aggregator__flush(struct aggregator *a, __u64 time)
+{
+	int err = a ? flush(a, time) : 0;
+
+	if (err)
+		pr_err("cannot drain the aggregation maps: %s", strerror(-err));
+	return err;
+}
+
 bool aggregator__due(struct aggregator *a, const struct prec_agg_stats *st, __u64 time)
 {
 	if (a->resnap) {
@@ -142,15 +152,50 @@ bool aggregator__due(struct aggregator *a, const struct prec_agg_stats *st, __u6
 	return time - a->last_flush >= FLUSH_EVERY_NS;
 }
 
+int aggregator__round(struct aggregator *a, __u64 time)
+{
+	struct prec_agg_stats st;
+	int err;
+
+	if (!a || !a->be.stats)
+		return 0;
+	err = a->be.stats(a->be.ctx, &st);
+	if (!err && aggregator__due(a, &st, time))
+		err = aggregator__flush(a, time);
+	return err;
+}
+
 void aggregator__counts(const struct aggregator *a, struct agg_counts *out)
 {
 	*out = a->n;
+}
+
+void aggregator__print_stats(const struct aggregator *a)
+{
+	struct prec_agg_stats st;
+	struct agg_counts n;
+
+	if (!a || !a->be.stats || a->be.stats(a->be.ctx, &st))
+		return;
+	aggregator__counts(a, &n);
+	if (log_verbosity > 0)
+		pr_info("aggregate: %llu samples taken; %llu counted in the kernel, written as %llu samples in %llu flushes (%llu early)",
+			(unsigned long long)st.taken, (unsigned long long)n.samples,
+			(unsigned long long)n.records, (unsigned long long)n.flushes,
+			(unsigned long long)n.early_flushes);
+	if (st.full)
+		pr_warn("aggregate: %llu samples were written one by one, the kernel's map being full (%llu early flushes); none lost",
+			(unsigned long long)st.full, (unsigned long long)n.early_flushes);
+	if (n.missing_stacks)
+		pr_warn("aggregate: %llu counts were written without their call chain (their stack was not found)",
+			(unsigned long long)n.missing_stacks);
 }
 
 /* ---- the BPF maps as a backend ---------------------------------------- */
 
 struct bpf_backend {
 	struct agg_maps m;
+	const struct bpf_sampler *sampler;	/* the counters */
 	__u64 *stack_ids;		/* capacity: for clear_stacks */
 };
 
@@ -213,6 +258,13 @@ static int bpf_clear_stacks(void *ctx, unsigned int gen)
 	return 0;
 }
 
+static int bpf_stats(void *ctx, struct prec_agg_stats *sum)
+{
+	struct bpf_backend *b = ctx;
+
+	return bpf_sampler__agg_stats(b->sampler, sum);
+}
+
 static void bpf_backend_free(struct bpf_backend *b)
 {
 	if (!b)
@@ -221,21 +273,23 @@ static void bpf_backend_free(struct bpf_backend *b)
 	free(b);
 }
 
-struct aggregator *aggregator__new_bpf(const struct agg_maps *m, agg_sink_fn sink,
+struct aggregator *aggregator__new_bpf(const struct bpf_sampler *sampler, agg_sink_fn sink,
 				       void *sink_ctx)
 {
 	struct bpf_backend *b = calloc(1, sizeof(*b));
 	struct agg_backend be = {
 		.activate = bpf_activate, .take_counts = bpf_take_counts,
-		.stack = bpf_stack, .clear_stacks = bpf_clear_stacks, .ctx = b,
+		.stack = bpf_stack, .clear_stacks = bpf_clear_stacks, .stats = bpf_stats,
+		.ctx = b,
 	};
 	struct aggregator *a;
 
 	if (!b)
 		return NULL;
-	b->m = *m;
-	b->stack_ids = calloc(m->capacity ? m->capacity : 1, sizeof(*b->stack_ids));
-	a = b->stack_ids ? aggregator__new(&be, m->capacity, sink, sink_ctx) : NULL;
+	bpf_sampler__agg_maps(sampler, &b->m);
+	b->sampler = sampler;
+	b->stack_ids = calloc(b->m.capacity ? b->m.capacity : 1, sizeof(*b->stack_ids));
+	a = b->stack_ids ? aggregator__new(&be, b->m.capacity, sink, sink_ctx) : NULL;
 	if (!a) {
 		bpf_backend_free(b);
 		errno = ENOMEM;

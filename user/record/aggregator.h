@@ -16,6 +16,7 @@
 #include "precord/bpf_abi.h"
 
 struct aggregator;
+struct bpf_sampler;
 
 /* The maps of bpf/aggregate.bpf.h, as file descriptors. */
 struct agg_maps {
@@ -36,6 +37,8 @@ struct agg_backend {
 	int (*stack)(void *ctx, unsigned int gen, __u64 id, __u64 *ips);
 	/* Delete every stack of gen. */
 	int (*clear_stacks)(void *ctx, unsigned int gen);
+	/* The BPF counters summed over the CPUs; NULL: none (no rounds). */
+	int (*stats)(void *ctx, struct prec_agg_stats *sum);
 	void *ctx;
 };
 
@@ -48,18 +51,23 @@ typedef int (*agg_sink_fn)(void *ctx, const struct prec_agg_key *k,
 /* NULL + errno.  be is copied. */
 struct aggregator *aggregator__new(const struct agg_backend *be, __u32 capacity,
 				   agg_sink_fn sink, void *sink_ctx);
-/* The same on the BPF maps m (their fds stay the caller's). */
-struct aggregator *aggregator__new_bpf(const struct agg_maps *m, agg_sink_fn sink,
+/* The same on the BPF sampler's maps and counters (b outlives it). */
+struct aggregator *aggregator__new_bpf(const struct bpf_sampler *b, agg_sink_fn sink,
 				       void *sink_ctx);
 void aggregator__free(struct aggregator *a);			/* NULL-safe */
 
 /*
  * THE flush: every sample counted so far goes into the file now, as one
  * sample per distinct key at time (a time no earlier than any of them,
- * e.g. now: their own times are not kept).  Called by the session each
- * second and when the maps fill, at the end, and before a file switch.
+ * e.g. now, and than what the writer has flushed: their own times are
+ * not kept).  Called by the session each second and when the maps fill
+ * (aggregator__round), at the end, and right before a file switch.
+ * A failure is said.  NULL-safe (no --aggregate): 0.
  */
 int aggregator__flush(struct aggregator *a, __u64 time);
+/* Each round of the recording: a flush at time if one is due on the
+ * backend's counters.  NULL-safe: 0. */
+int aggregator__round(struct aggregator *a, __u64 time);
 
 /* Whether a flush is due at time, given the BPF counters summed over
  * the CPUs: a second since the last one, half the map filled with new
@@ -74,5 +82,8 @@ struct agg_counts {
 	__u64 missing_stacks;		/* keys written without frames */
 };
 void aggregator__counts(const struct aggregator *a, struct agg_counts *out);
+/* The closing summary's lines: what --aggregate did (-v), and always
+ * what it could not count.  NULL-safe. */
+void aggregator__print_stats(const struct aggregator *a);
 
 #endif
