@@ -446,6 +446,109 @@ TEST(reader_incremental)
 	pbuf_free(&b);
 }
 
+/*
+ * Records still in the writer's buffer (V8 keeps 2 MiB of its jitdump in
+ * stdio): delivered ahead of the file once, skipped when the file gets
+ * the same bytes, the file's read when it gets others; nothing done when
+ * the reader has not read to the file's end, or the bytes are not records.
+ */
+TEST(reader_unwritten)
+{
+	char path[256];
+	struct jitdump_reader *r;
+	struct seen s = { 0 };
+	struct pbuf b = { 0 }, more = { 0 };
+	size_t cut, cut2;
+
+	snprintf(path, sizeof(path), "%s/unwritten.dump", tmpdir);
+	build_dump(&b, false, 5);
+	cut = 40 + (b.len - 40) / 5 * 3 - 7;	/* two records, the third cut */
+	cut2 = 40 + (b.len - 40) / 5 * 4;	/* four whole records */
+	write_file(path, b.data, cut);
+	r = jitdump_reader__new(path, -1);
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	/* not read to the end yet: nothing */
+	CHECK_EQ(jitdump_reader__read_unwritten(r, b.data + cut, 10, cut, &JIT_BUDGET_NONE,
+						collect, &s), 0);
+	CHECK_EQ(jitdump_reader__read(r, &JIT_BUDGET_NONE, collect, &s), 2);
+	/* the wrong offset (the file grew meanwhile): nothing */
+	CHECK_EQ(jitdump_reader__read_unwritten(r, b.data + cut, cut2 - cut, cut + 1,
+						&JIT_BUDGET_NONE, collect, &s), 0);
+	/* records 3 and 4 from the buffer, the fifth not there yet */
+	CHECK_EQ(jitdump_reader__read_unwritten(r, b.data + cut, cut2 - cut, cut,
+						&JIT_BUDGET_NONE, collect, &s), 2);
+	CHECK_EQ(s.loads, 4);
+	CHECK_STR(s.names[3], "f3");
+	CHECK_EQ(s.offsets[2], 40 + (b.len - 40) / 5 * 2);
+	CHECK_EQ(jitdump_reader__ahead(r), cut2 - jitdump_reader__offset(r));
+	/* the buffer grew: only the new record */
+	CHECK_EQ(jitdump_reader__read_unwritten(r, b.data + cut, b.len - cut, cut,
+						&JIT_BUDGET_NONE, collect, &s), 1);
+	CHECK_EQ(s.loads, 5);
+	/* a buffer that is not what was delivered: nothing */
+	pbuf_put(&more, b.data + cut, b.len - cut);
+	more.data[3] ^= 0x40;
+	CHECK_EQ(jitdump_reader__read_unwritten(r, more.data, more.len, cut,
+						&JIT_BUDGET_NONE, collect, &s), 0);
+	/* the file still short of it: no read, no record twice */
+	append_file(path, b.data + cut, 3);
+	CHECK_EQ(jitdump_reader__read(r, &JIT_BUDGET_NONE, collect, &s), 0);
+	/* written: skipped, then a new record is read */
+	append_file(path, b.data + cut + 3, b.len - cut - 3);
+	jitdump_encode_load(&more, false, 200, 99, 99, 0x9000, (const __u8 *)"\x90", 1, 9, "late");
+	append_file(path, more.data + (b.len - cut), more.len - (b.len - cut));
+	CHECK_EQ(jitdump_reader__read(r, &JIT_BUDGET_NONE, collect, &s), 1);
+	CHECK_EQ(s.loads, 6);
+	CHECK_STR(s.names[5], "late");
+	CHECK_EQ(jitdump_reader__ahead(r), 0);
+	CHECK_EQ(jitdump_reader__bad(r), 0);
+	jitdump_reader__free(r);
+	pbuf_free(&b);
+	pbuf_free(&more);
+}
+
+/* What the file got is not what the buffer held: the file's records are
+ * read (once said), and bytes that are no records end nothing. */
+TEST(reader_unwritten_hostile)
+{
+	static const __u8 junk[64] = { 1, 0, 0, 0, 0xff, 0xff, 0xff, 0x7f };
+	char path[256];
+	struct jitdump_reader *r;
+	struct seen s = { 0 };
+	struct pbuf b = { 0 }, other = { 0 };
+
+	snprintf(path, sizeof(path), "%s/unwritten2.dump", tmpdir);
+	build_dump(&b, false, 1);
+	write_file(path, b.data, b.len);
+	r = jitdump_reader__new(path, -1);
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	CHECK_EQ(jitdump_reader__read(r, &JIT_BUDGET_NONE, collect, &s), 1);
+	/* corrupt framing in memory: nothing, the reader lives on */
+	CHECK_EQ(jitdump_reader__read_unwritten(r, junk, sizeof(junk), b.len, &JIT_BUDGET_NONE,
+						collect, &s), 0);
+	/* a record that says it is larger than anything: incomplete */
+	CHECK_EQ(jitdump_reader__read_unwritten(r, junk + 8, 16, b.len, &JIT_BUDGET_NONE,
+						collect, &s), 0);
+	jitdump_encode_load(&other, false, 300, 99, 99, 0xa000, (const __u8 *)"\x90", 1, 7, "mem");
+	CHECK_EQ(jitdump_reader__read_unwritten(r, other.data, other.len, b.len,
+						&JIT_BUDGET_NONE, collect, &s), 1);
+	CHECK_STR(s.names[1], "mem");
+	/* the file gets a different record of the same size */
+	pbuf_reset(&other);
+	jitdump_encode_load(&other, false, 300, 99, 99, 0xa000, (const __u8 *)"\x90", 1, 7, "fil");
+	append_file(path, other.data, other.len);
+	CHECK_EQ(jitdump_reader__read(r, &JIT_BUDGET_NONE, collect, &s), 1);
+	CHECK_STR(s.names[2], "fil");
+	CHECK_EQ(jitdump_reader__read(r, &JIT_BUDGET_NONE, collect, &s), 0);
+	jitdump_reader__free(r);
+	pbuf_free(&b);
+	pbuf_free(&other);
+}
+
 static bool always_stop(void *ctx)
 {
 	(void)ctx;
@@ -656,6 +759,8 @@ int main(void)
 		RUN(corrupt_records);
 		RUN(reader_incremental);
 		RUN(reader_budget);
+		RUN(reader_unwritten);
+		RUN(reader_unwritten_hostile);
 		RUN(reader_big_header_and_big_records);
 		RUN(reader_corrupt_keeps_good);
 		RUN(reader_refuses);

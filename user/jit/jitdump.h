@@ -276,6 +276,26 @@ void jitdump_reader__free(struct jitdump_reader *r);
  */
 int jitdump_reader__read(struct jitdump_reader *r, struct jit_budget *b,
 			 jitdump_record_cb cb, void *ctx);
+/*
+ * Records the writer has not written to the file yet: len bytes that
+ * belong at offset at, read from the writer's own buffer (jit/stdio_tail.h:
+ * V8 keeps up to 2 MiB of its jitdump in a stdio buffer, so a service
+ * in steady state never writes the records of the code it runs).  at
+ * must be where the file ends now, and the reader must have read up to
+ * there (its unparsed partial record included): otherwise nothing is
+ * done.  The whole records in (partial record + bytes) are delivered as
+ * __read would, once: a later call delivers only records past those, and
+ * __read skips them once the file holds them — if the file's bytes
+ * differ from what was delivered (the buffer was not the file's), it says
+ * so once and reads the file's records too.  Bad framing in bytes ends
+ * this call, not the file.  Returns the records delivered, or -errno.
+ */
+int jitdump_reader__read_unwritten(struct jitdump_reader *r, const void *bytes, size_t len,
+				   __u64 at, struct jit_budget *b, jitdump_record_cb cb,
+				   void *ctx);
+/* Bytes delivered ahead of the file by __read_unwritten, not yet seen in
+ * the file. */
+__u64 jitdump_reader__ahead(const struct jitdump_reader *r);
 /* The open file (for fstat: one reader per file). */
 int jitdump_reader__fd(const struct jitdump_reader *r);
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "jit/mlpd.h"
+#include "jit/stdio_tail.h"
 #include "util/buf.h"
 #include "util/array.h"
 #include "util/log.h"
@@ -404,6 +405,35 @@ static int read_jitdump(struct jit_merger *m, __u32 idx, struct jit_budget *b)
 }
 
 /*
+ * The records a process still holds in its stdio buffer for its jitdump
+ * (V8: 2 MiB; jit/stdio_tail.h), read after the file was read to its end:
+ * a service that compiled its code once would otherwise never have it
+ * named while it runs.  Anything that fails just leaves the file's.
+ */
+static void read_unwritten(struct jit_merger *m, __u32 idx, struct jit_budget *b)
+{
+	struct source *s = &m->srcs[idx];
+	struct jd_ctx c = { .m = m, .src = idx };
+	__u64 at, before = b->bytes;
+	int n;
+
+	if (s->kind != SRC_JITDUMP || !s->jd || !s->pid || !jitdump_reader__header(s->jd) ||
+	    b->cut)
+		return;
+	if (!m->tail && !(m->tail = stdio_tail__new()))
+		return;
+	if (stdio_tail__peek(m->tail, s->pid, jitdump_reader__fd(s->jd), &m->unwritten, &at) ||
+	    !m->unwritten.len)
+		return;
+	n = jitdump_reader__read_unwritten(s->jd, m->unwritten.data, m->unwritten.len, at, b,
+					   merger_jitdump_record, &c);
+	read_done(m, s, before, b);
+	if (n > 0)
+		m->st.unwritten += (__u64)n;
+	pbuf_reset(&m->unwritten);
+}
+
+/*
  * s (from new_source) once its reader is made: reader_fd is the reader's
  * file, or -1 with errno set when it could not open (what names the kind
  * in the warning).  1: s is now the merger's last source; 0: s was
@@ -669,6 +699,8 @@ void jit_merger__free(struct jit_merger *m)
 		free(m->images[i].func_addr);
 	}
 	jitelf_image__free(m->img);
+	stdio_tail__free(m->tail);
+	pbuf_free(&m->unwritten);
 	free(m->srcs);
 	free(m->images);
 	free(m->imaps);
@@ -803,6 +835,8 @@ int jit_merger__finish(struct jit_merger *m)
 			err = read_jitdump(m, (__u32)i, &b);
 			if (err == -ENOTSUP || err == -EINVAL)
 				err = 0;
+			if (!err)
+				read_unwritten(m, (__u32)i, &b);
 			if (s->jd && !b.cut && jitdump_reader__pending(s->jd))
 				pr_info("jitdump %s: incomplete last record at offset %llu ignored",
 					printable(shown, sizeof(shown), s->path),
@@ -846,12 +880,20 @@ int jit_merger__finish(struct jit_merger *m)
  */
 int jit_merger__checkpoint(struct jit_merger *m, __u32 no)
 {
+	__u64 deadline;
 	int err;
 
 	if (m->finished)
 		return -EINVAL;
 	if (no > m->checkpoint)
 		m->checkpoint = no;
+	deadline = jit_now_ns() + m->lim.poll_ns;
+	for (size_t i = 0; i < m->nr_srcs && !merger_over(m, deadline); i++) {
+		struct jit_budget b = read_budget(m, JIT_POLL_BYTES, deadline);
+
+		if (m->srcs[i].kind == SRC_JITDUMP && !read_jitdump(m, (__u32)i, &b))
+			read_unwritten(m, (__u32)i, &b);
+	}
 	err = seal_image(m);
 	if (!err)
 		err = build_outputs(m);

@@ -83,6 +83,7 @@ struct jit_stats {
 	__u64 mlpd_methods;	/* .mlpd code regions used */
 	__u64 bad_records;	/* records/lines skipped as malformed */
 	__u64 bytes_read;	/* bytes consumed from JIT sources */
+	__u64 unwritten;	/* jitdump records read from a writer's buffer */
 	__u64 unread_sources;	/* sources left unread: byte limit, time, stop */
 	__u64 dropped;		/* mappings not kept: past JIT_MAX_MAPPINGS */
 	__u64 mappings;

@@ -13,6 +13,8 @@
 #include "jit/perfmap.h"
 #include "util/buf.h"
 
+struct stdio_tail;
+
 enum src_kind { SRC_JITDUMP, SRC_PERFMAP, SRC_MLPD };
 
 struct source {
@@ -78,6 +80,8 @@ struct jit_merger {
 	struct jit_stats st;
 	struct jit_limits lim;
 	size_t next_src;		/* the first source of the next poll */
+	struct stdio_tail *tail;	/* NULL until a jitdump of a process */
+	struct pbuf unwritten;		/* its scratch */
 	bool finished, full_warned, cap_warned;
 	bool have_outputs;		/* mappings and images built (finish, checkpoint) */
 };
