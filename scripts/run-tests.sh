@@ -11,6 +11,8 @@
 #                                        DIR (default build/) only: no root,
 #                                        no packages beyond the build's
 #                                        (make unit, make SAN=1 unit)
+#   scripts/run-tests.sh --bats FILE...  the prerequisites and these bats
+#                                        files only (make test BATS=...)
 #
 # Under CI (CI=true) a missing prerequisite is a failure, never a skip.
 set -u
@@ -18,10 +20,18 @@ cd "$(dirname "$0")/.." || exit 2
 mode=all
 unit_dirs="build build-san"
 replay_dirs="build-san"
+bats_files=tests/bats
 case ${1:-} in
 --unit) mode=unit; unit_dirs=${2:-build}; replay_dirs=$unit_dirs ;;
+--bats)
+	shift
+	[ $# -gt 0 ] || { echo "usage: scripts/run-tests.sh --bats FILE..." >&2; exit 2; }
+	for f in "$@"; do
+		[ -f "$f" ] || { echo "run-tests.sh: no bats file $f" >&2; exit 2; }
+	done
+	mode=all; unit_dirs=""; replay_dirs=""; bats_files="$*" ;;
 '') ;;
-*) echo "usage: scripts/run-tests.sh [--unit [BUILD-DIR]]" >&2; exit 2 ;;
+*) echo "usage: scripts/run-tests.sh [--unit [BUILD-DIR] | --bats FILE...]" >&2; exit 2 ;;
 esac
 pass=0 fail=0 skip=0
 failed_names=()
@@ -113,7 +123,8 @@ done
 
 if [ $mode = all ] && command -v bats >/dev/null 2>&1; then
 	echo "# bats end-to-end tests"
-	bats --tap tests/bats 2>&1 | tee "$tmp/bats.out"
+	# shellcheck disable=SC2086
+	bats --tap $bats_files 2>&1 | tee "$tmp/bats.out"
 	rc=${PIPESTATUS[0]}
 	count_tap bats quiet <"$tmp/bats.out"
 	check_plan bats "$tmp/bats.out" "$rc"
