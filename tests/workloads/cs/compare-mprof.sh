@@ -106,7 +106,7 @@ for f in hot.mlpd hot.mlpd.gz all.mlpd; do
 		head -40 "$tmp/diff.$f" >&2
 		fail=1
 	fi
-	for m in 'Hot:Alpha (int)' 'Hot:Beta (int)' 'Hot:Gamma (int)'; do
+	for m in 'Hot:Alpha (' 'Hot:Beta (' 'Hot:Gamma (' 'Hot:Main (string[])'; do
 		grep -qF " $m" "$tmp/got.$f" || { echo "compare-mprof: $f: $m missing" >&2; fail=1; }
 	done
 	echo "compare-mprof: $f: $(wc -l <"$tmp/want.$f") regions in mprof-report, $(wc -l <"$tmp/got.$f") read by precord" >&2

@@ -1,10 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 //
-// JIT workload for precord's JIT merging: three named hot functions that
-// run the same loop body for 5:3:2 of the iterations, so they take about
-// 50%, 30% and 20% of the CPU time.  It runs rounds of the three until the
-// process has used SECONDS of CPU time (default 3), so a test gets about
-// as many samples on a faster or slower machine; prints one checksum.
+// JIT workload for precord's JIT merging: three named hot functions with
+// the same loop body, run for 5:3:2 of the iterations, so they take about
+// 50%, 30% and 20% of the CPU time.  That is their design, not a
+// measurement (the three copies of the code need not run at one speed on
+// every CPU), so the workload measures the process CPU time each took
+// (process.cpuUsage() around every call: node's other threads are idle
+// while they run) and prints it at exit, with one checksum:
+//
+//   hot.js checksum N
+//   hot.js cpu hotFifty F hotThirty T hotTwenty W total P
+//
+// F, T, W: seconds of CPU time inside each function; P: the process's CPU
+// time since it started, read at the end.  A profile's self share of
+// hotFifty in the process should be F / P, up to sampling noise.  It runs
+// rounds of the three until the process has used SECONDS of CPU time
+// (default 3), so a test gets about as many samples on a faster or slower
+// machine.
 //
 //   node --perf-prof --interpreted-frames-native-stack hot.js [SECONDS]
 //        (writes jit-<pid>.dump in the current directory)
@@ -55,9 +67,17 @@ function cpuSeconds() {
 }
 
 let sum = 0;
-for (let r = 0; cpuSeconds() < SECONDS; r++) {
+let f = 0, t = 0, w = 0;
+let t0, t1 = cpuSeconds();
+for (let r = 0; t1 < SECONDS; r++) {
+	t0 = t1;
 	sum = (sum + hotFifty(5 * UNIT, r)) | 0;
+	t1 = cpuSeconds(); f += t1 - t0; t0 = t1;
 	sum = (sum + hotThirty(3 * UNIT, r)) | 0;
+	t1 = cpuSeconds(); t += t1 - t0; t0 = t1;
 	sum = (sum + hotTwenty(2 * UNIT, r)) | 0;
+	t1 = cpuSeconds(); w += t1 - t0;
 }
 console.log(`hot.js checksum ${sum >>> 0}`);
+console.log(`hot.js cpu hotFifty ${f.toFixed(6)} hotThirty ${t.toFixed(6)} ` +
+	`hotTwenty ${w.toFixed(6)} total ${cpuSeconds().toFixed(6)}`);
