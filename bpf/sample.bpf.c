@@ -40,6 +40,16 @@ struct {
 	__type(value, __u32);
 } only_cgroup SEC(".maps");
 
+/*
+ * Set by user space when the recording starts, after the synthesis of
+ * what exists, as perf record enables its events only then.  Until then
+ * no sample is kept: the side-band rides on the sampling events, so they
+ * are enabled from the start, but nothing drains the ring during set-up
+ * (-a: seconds on a loaded machine), and dwarf samples of 8 KiB filled
+ * it in half a second, then were lost.
+ */
+bool sampling;
+
 /* The `-- command` child (set by user space) becomes a target when it
  * execs, as perf's enable_on_exec does: not while it is still precord. */
 __u32 exec_child;
@@ -102,7 +112,7 @@ static __always_inline long fill_sample(struct bpf_perf_event_data *ctx,
 	__u32 tgid = id >> 32, tid = (__u32)id;
 	long kn = 0, un = 0;
 
-	if (tid == 0 && !keep_idle)
+	if (!sampling || (tid == 0 && !keep_idle))
 		return -1;
 	if (!is_target(tgid, tid))
 		return -1;

@@ -14,13 +14,20 @@
 #include "precord/unwind_abi.h"
 #include "record/aggregator.h"
 #include "sample.skel.h"
+#include "util/buf.h"
 #include "util/log.h"
+
+/* At most this much taken off the ring by bpf_sampler__pump() and not yet
+ * handed on; beyond it the ring fills (and drops) instead. */
+#define STASH_MAX	(256u << 20)
 
 struct bpf_sampler {
 	struct sample_bpf *skel;
 	struct ring_buffer *rb;
 	bpf_record_fn fn;
 	void *ctx;
+	struct pbuf stash;	/* records of pump(): u32 size, data, 8-aligned */
+	bool stashing;
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -202,8 +209,15 @@ static int load(struct bpf_sampler *b, const struct prec_opts *o)
 static int on_ring_record(void *ctx, void *data, size_t size)
 {
 	struct bpf_sampler *b = ctx;
+	__u32 len = (__u32)size;
 
-	return b->fn ? b->fn(b->ctx, data, size) : 0;
+	if (!b->stashing)
+		return b->fn ? b->fn(b->ctx, data, size) : 0;
+	/* the record is off the ring whatever this returns */
+	pbuf_put(&b->stash, &len, sizeof(len));
+	pbuf_put(&b->stash, data, size);
+	pbuf_align(&b->stash, 8);
+	return b->stash.err;
 }
 
 struct bpf_sampler *bpf_sampler__new(const struct prec_opts *o)
@@ -235,6 +249,7 @@ void bpf_sampler__free(struct bpf_sampler *b)
 		return;
 	ring_buffer__free(b->rb);
 	sample_bpf__destroy(b->skel);
+	pbuf_free(&b->stash);
 	free(b);
 }
 
@@ -246,7 +261,36 @@ void bpf_sampler__set_consumer(struct bpf_sampler *b, bpf_record_fn fn, void *ct
 
 int bpf_sampler__consume(struct bpf_sampler *b)
 {
-	return ring_buffer__consume(b->rb);
+	int err = 0, n = 0;
+
+	for (size_t off = 0; off + 4 <= b->stash.len && !err; n++) {
+		__u32 len;
+
+		memcpy(&len, b->stash.data + off, sizeof(len));
+		if (off + 4 + len > b->stash.len)
+			break;		/* its data did not fit (ENOMEM) */
+		err = b->fn ? b->fn(b->ctx, b->stash.data + off + 4, len) : 0;
+		off = align_up(off + 4 + len, 8);
+	}
+	pbuf_reset(&b->stash);
+	if (err < 0)
+		return err;
+	err = ring_buffer__consume(b->rb);
+	return err < 0 ? err : err + n;
+}
+
+int bpf_sampler__pump(struct bpf_sampler *b)
+{
+	int err;
+
+	if (b->stash.len >= STASH_MAX)
+		return 0;
+	b->stashing = true;
+	err = ring_buffer__consume(b->rb);
+	b->stashing = false;
+	if (err == -ENOMEM)
+		pr_err("cannot keep the samples taken off the BPF ring buffer: out of memory");
+	return err < 0 ? err : 0;
 }
 
 int bpf_sampler__epoll_fd(const struct bpf_sampler *b)
@@ -284,6 +328,11 @@ int bpf_sampler__only_cgroup(struct bpf_sampler *b, int cgroup_fd)
 	if (bpf_map_update_elem(bpf_map__fd(b->skel->maps.only_cgroup), &zero, &fd, BPF_ANY))
 		return -errno;
 	return 0;
+}
+
+void bpf_sampler__start(struct bpf_sampler *b)
+{
+	__atomic_store_n(&b->skel->bss->sampling, true, __ATOMIC_RELEASE);
 }
 
 void bpf_sampler__follow_exec(struct bpf_sampler *b, pid_t pid)

@@ -30,8 +30,14 @@ void bpf_sampler__free(struct bpf_sampler *b);		/* NULL-safe */
  * negative return stops the poll. */
 typedef int (*bpf_record_fn)(void *ctx, void *data, size_t size);
 void bpf_sampler__set_consumer(struct bpf_sampler *b, bpf_record_fn fn, void *ctx);
-/* Records available now, or -errno. */
+/* Records available now (those pump() took first), or -errno. */
 int bpf_sampler__consume(struct bpf_sampler *b);
+/*
+ * Take what is in the ring off it, into memory, for the next consume() to
+ * hand on: while the side-band is handled (seconds, on a loaded machine
+ * with many new processes), the ring does not fill.  0 or -errno.
+ */
+int bpf_sampler__pump(struct bpf_sampler *b);
 /* Readable when the ring has data. */
 int bpf_sampler__epoll_fd(const struct bpf_sampler *b);
 
@@ -44,6 +50,9 @@ int bpf_sampler__targets_fd(const struct bpf_sampler *b);
 /* -G: sample only the tasks of the cgroup open at cgroup_fd and of its
  * descendants (until this is called, none).  0 or -errno. */
 int bpf_sampler__only_cgroup(struct bpf_sampler *b, int cgroup_fd);
+/* Keep samples from now on (until then the programs drop them): the
+ * start of the recording, once what exists is synthesized. */
+void bpf_sampler__start(struct bpf_sampler *b);
 /* Sample the command pid from its exec on. */
 void bpf_sampler__follow_exec(struct bpf_sampler *b, pid_t pid);
 

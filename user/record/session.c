@@ -257,9 +257,24 @@ static int setup(struct session *s)
 
 /* ---- record ------------------------------------------------------------- */
 
+/*
+ * A side-band record to the converter, and the BPF ring emptied into
+ * memory after it: with -a on a loaded machine, the mappings of new
+ * processes (their files opened, their build-ids read) kept the loop away
+ * from the ring for up to 0.6 s, as long as dwarf samples take to fill
+ * it.  Their samples are still converted after the side-band, as before.
+ */
+static int sideband_record(void *ctx, const struct perf_event_header *h)
+{
+	struct session *s = ctx;
+	int err = sample_converter__sideband_record(s->conv, h);
+
+	return err < 0 ? err : bpf_sampler__pump(s->bpf);
+}
+
 static int drain(struct session *s)
 {
-	int err = event_set__drain_sideband(s->ev, sample_converter__sideband_record, s->conv);
+	int err = event_set__drain_sideband(s->ev, sideband_record, s);
 
 	if (err >= 0)
 		unwinder__flush(s->unwind);
@@ -372,6 +387,7 @@ static int start(struct session *s)
 	file_features__start(s->ff, s->start_ns,
 			     (__u64)tv.tv_sec * 1000000000ULL + (__u64)tv.tv_usec * 1000ULL);
 	record_signals_catch_stop(s->rot != NULL);
+	bpf_sampler__start(s->bpf);
 	err = target_set__release(s->targets);
 	if (!err && !s->o->quiet && s->o->verbose)
 		pr_info("recording; press Ctrl-C to stop");
