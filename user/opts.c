@@ -16,7 +16,7 @@ enum {
 	OPT_NO_JIT, OPT_JITDUMP, OPT_PERF_MAP, OPT_MLPD, OPT_DURATION,
 	OPT_BUILDID_DIR, OPT_VERSION, OPT_JIT_MAX_BYTES, OPT_UNWIND_MAX_BYTES,
 	OPT_SWITCH_OUTPUT, OPT_SWITCH_MAX_FILES, OPT_AGGREGATE, OPT_ALL_CGROUPS,
-	OPT_PUSH, OPT_HOST,
+	OPT_PUSH, OPT_HOST, OPT_BUILDID_CACHE_MAX,
 };
 
 static const struct option long_opts[] = {
@@ -48,6 +48,7 @@ static const struct option long_opts[] = {
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "buildid-dir", required_argument, NULL, OPT_BUILDID_DIR },
 	{ "no-buildid-cache", no_argument, NULL, 'N' },
+	{ "buildid-cache-max", required_argument, NULL, OPT_BUILDID_CACHE_MAX },
 	{ "unwind-max-bytes", required_argument, NULL, OPT_UNWIND_MAX_BYTES },
 	{ "switch-output", optional_argument, NULL, OPT_SWITCH_OUTPUT },
 	{ "switch-max-files", required_argument, NULL, OPT_SWITCH_MAX_FILES },
@@ -135,6 +136,9 @@ void opts_usage(FILE *f)
 "      --host NAME         the host's name in the store (default: hostname)\n"
 "      --buildid-dir DIR   build-id cache (default: perf's, ~/.debug)\n"
 "  -N, --no-buildid-cache  do not copy sampled binaries into the cache\n"
+"      --buildid-cache-max SIZE  write at most SIZE bytes into the cache in\n"
+"                          the run, min(SIZE, 1G) for one file (default 2G);\n"
+"                          a binary past it is not cached, said once\n"
 "  -q, --quiet             no progress and no summary\n"
 "  -v, --verbose           more messages (repeat for debug)\n"
 "  -h, --help              this text\n"
@@ -437,6 +441,11 @@ int opts_parse(int argc, char **argv, struct prec_opts *o)
 			break;
 		case 'N':
 			o->no_buildid_cache = true;
+			break;
+		case OPT_BUILDID_CACHE_MAX:
+			if (parse_size(optarg, &o->buildid_cache_max) || !o->buildid_cache_max)
+				return bad("bad --buildid-cache-max '%s': give a size > 0 such as 1G",
+					   optarg);
 			break;
 		case 'i':
 			o->no_inherit = true;

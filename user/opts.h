@@ -55,6 +55,7 @@ struct prec_opts {
 	__u64 jit_max_bytes;		/* --jit-max-bytes, 0 = default */
 	char *buildid_dir;		/* --buildid-dir DIR */
 	bool no_buildid_cache;		/* -N */
+	__u64 buildid_cache_max;	/* --buildid-cache-max, 0 = default */
 	unsigned int mmap_pages;	/* -m: ring buffer size in pages per ring */
 	char **cmd;			/* after --, NULL-terminated */
 	int argc;			/* the whole command line, for CMDLINE */

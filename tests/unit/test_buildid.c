@@ -531,13 +531,19 @@ TEST(cache_layout)
 	build_id_hex(id, 20, hex);
 	lseek(fd, 17, SEEK_SET);		/* the copy starts at 0 anyway */
 
-	CHECK_EQ(buildid_cache__add_fd(cache, "/usr/lib//test/libfoo.so", id, 20, fd), 0);
+	CHECK_EQ(buildid_cache__add_fd(cache, "/usr/lib//test/libfoo.so", id, 20, fd, 0), 0);
 	snprintf(p, sizeof(p), "%s/usr/lib/test/libfoo.so/%s/elf", cache, hex);
 	CHECK(file_equals(p, m.b, m.len));
 	CHECK_EQ(mode_of(p), S_IFREG | 0644);		/* the source's, not wider */
 	CHECK(!stat(p, &st1));
 	snprintf(p, sizeof(p), "%s/usr/lib/test/libfoo.so/%s", cache, hex);
-	CHECK_EQ(mode_of(p), S_IFDIR | 0755);
+	CHECK_EQ(mode_of(p), S_IFDIR | 0700);		/* perf: 0755 */
+	CHECK_EQ(mode_of(cache), S_IFDIR | 0700);
+	snprintf(p, sizeof(p), "%s/usr", cache);
+	CHECK_EQ(mode_of(p), S_IFDIR | 0700);
+	snprintf(p, sizeof(p), "%s/.build-id/de", cache);
+	CHECK_EQ(mode_of(p), S_IFDIR | 0700);
+	snprintf(p, sizeof(p), "%s/usr/lib/test/libfoo.so/%s", cache, hex);
 	CHECK_EQ(count_entries(p), 1);			/* no temporary left */
 	snprintf(p, sizeof(p), "%s/.build-id/de/%s", cache, hex + 2);
 	CHECK(is_symlink_to(p, "../../usr/lib/test/libfoo.so/deadbeef0123456789abcdef1032547698badcfe"));
@@ -546,7 +552,7 @@ TEST(cache_layout)
 	CHECK(file_equals(p, m.b, m.len));
 
 	/* idempotent: same inode, same bytes */
-	CHECK_EQ(buildid_cache__add_fd(cache, "/usr/lib/test/libfoo.so", id, 20, fd), 0);
+	CHECK_EQ(buildid_cache__add_fd(cache, "/usr/lib/test/libfoo.so", id, 20, fd, 0), 0);
 	CHECK(!stat(p, &st2));
 	CHECK_EQ(st1.st_ino, st2.st_ino);
 	close(fd);
@@ -557,6 +563,12 @@ TEST(cache_layout)
 	build_id_hex(known_id + 1, 20, hex);
 	snprintf(p, sizeof(p), "%s/[kernel.kallsyms]/%s/kallsyms", cache, hex);
 	CHECK(file_equals(p, ksyms, sizeof(ksyms) - 1));
+	CHECK_EQ(mode_of(p), S_IFREG | 0600);		/* real addresses: root's only */
+	/* an older precord's 0755 copy is narrowed when met again */
+	CHECK(!chmod(p, 0755));
+	CHECK_EQ(buildid_cache__add_data(cache, "[kernel.kallsyms]", known_id + 1, 20,
+					 ksyms, sizeof(ksyms) - 1), 0);
+	CHECK_EQ(mode_of(p), S_IFREG | 0600);
 	snprintf(p, sizeof(p), "%s/.build-id/%.2s/%s", cache, hex, hex + 2);
 	CHECK(is_symlink_to(p, "../../[kernel.kallsyms]/adbeef0123456789abcdef1032547698badcfeaa"));
 
@@ -595,10 +607,10 @@ TEST(cache_bad_input)
 	CHECK_EQ(buildid_cache__add_data(NULL, "/x.so", known_id, 20, "x", 1), -EINVAL);
 	CHECK_EQ(buildid_cache__add_data(cache, "/x.so", known_id, 20, NULL, 1), -EINVAL);
 	CHECK(!pipe(pipefd));
-	CHECK_EQ(buildid_cache__add_fd(cache, "/x.so", known_id, 20, pipefd[0]), -EINVAL);
+	CHECK_EQ(buildid_cache__add_fd(cache, "/x.so", known_id, 20, pipefd[0], 0), -EINVAL);
 	close(pipefd[0]);
 	close(pipefd[1]);
-	CHECK_EQ(buildid_cache__add_fd(cache, "/x.so", known_id, 20, -1), -EBADF);
+	CHECK_EQ(buildid_cache__add_fd(cache, "/x.so", known_id, 20, -1, 0), -EBADF);
 	/* a name component longer than NAME_MAX */
 	memset(p, 'a', 300);
 	p[0] = '/';
@@ -729,7 +741,7 @@ TEST(cache_matches_perf)
 	CHECK_EQ(elf_build_id_fd(fd, id), 20);
 	build_id_hex(id, 20, hex);
 	snprintf(mine, sizeof(mine), "%s/mine", tmpdir);
-	CHECK_EQ(buildid_cache__add_fd(mine, src, id, 20, fd), 0);
+	CHECK_EQ(buildid_cache__add_fd(mine, src, id, 20, fd, 0), 0);
 	close(fd);
 	snprintf(cmd, sizeof(cmd),
 		 "HOME='%s/perfhome' PERF_CONFIG=/dev/null perf buildid-cache -a '%s' >/dev/null 2>&1",
@@ -1038,6 +1050,179 @@ TEST(cache_dir_config)
 	free(old_cfg);
 }
 
+/* The mode of name's copy in cache (known_id + first), after adding the
+ * file at src with mode (and group gid unless -1) and flags; the copy is
+ * removed again. */
+static mode_t copy_mode_of(const char *cache, const char *src, mode_t mode, gid_t gid,
+			   unsigned int flags)
+{
+	char p[PATHSZ + 128], hex[BUILD_ID_HEX_SIZE];
+	int fd = open(src, O_RDONLY);
+	mode_t m = (mode_t)-1;
+
+	if (fd < 0 || chmod(src, mode) || (gid != (gid_t)-1 && chown(src, (uid_t)-1, gid)))
+		goto out;
+	if (buildid_cache__add_fd(cache, "/mode/x.so", known_id, 20, fd, flags))
+		goto out;
+	build_id_hex(known_id, 20, hex);
+	snprintf(p, sizeof(p), "%s/mode/x.so/%s/elf", cache, hex);
+	m = mode_of(p) & 07777;
+	buildid_cache__remove(cache, "/mode/x.so", known_id, 20);
+out:
+	if (fd >= 0)
+		close(fd);
+	return m;
+}
+
+/*
+ * A copy is never more readable than its original (issue 18: binaries
+ * from 0700 directories were copied readable by all): the original's
+ * bits within 0755; our group's bits only as far as others' when the
+ * original's group is another; owner only behind a closed directory.
+ */
+TEST(cache_modes)
+{
+	char cache[256], src[PATHSZ];
+	int fd = write_elf("modes.so", 0, 0644, src);
+
+	CHECK(fd >= 0);
+	close(fd);
+	snprintf(cache, sizeof(cache), "%s/modecache", tmpdir);
+	CHECK_EQ(copy_mode_of(cache, src, 0644, -1, 0), 0644);
+	CHECK_EQ(copy_mode_of(cache, src, 0755, -1, 0), 0755);
+	CHECK_EQ(copy_mode_of(cache, src, 0640, -1, 0), 0640);
+	CHECK_EQ(copy_mode_of(cache, src, 04777, -1, 0), 0755);	/* no setuid, no o+w */
+	CHECK_EQ(copy_mode_of(cache, src, 0600, -1, 0), 0600);
+	CHECK_EQ(copy_mode_of(cache, src, 0755, -1, BUILDID_CACHE_PRIVATE), 0700);
+	CHECK_EQ(copy_mode_of(cache, src, 0644, -1, BUILDID_CACHE_PRIVATE), 0600);
+	if (geteuid()) {
+		fprintf(stderr, "  (not root: the other-group cases skipped)\n");
+		return;
+	}
+	/* another group's file: our group (the copy's) gets what others get */
+	CHECK_EQ(copy_mode_of(cache, src, 0640, getegid() + 4242, 0), 0600);
+	CHECK_EQ(copy_mode_of(cache, src, 0750, getegid() + 4242, 0), 0700);
+	CHECK_EQ(copy_mode_of(cache, src, 0754, getegid() + 4242, 0), 0744);
+	CHECK_EQ(copy_mode_of(cache, src, 0755, getegid() + 4242, 0), 0755);
+}
+
+/* Bytes of a file on disk (st_blocks), -1 on error. */
+static long long disk_bytes(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? -1 : (long long)st.st_blocks * 512;
+}
+
+/*
+ * A sparse source (issue 18: 12 KB on disk truncated to 1 GiB became
+ * 1.1 GiB in the cache): the copy writes its data only, holes stay
+ * holes, and the bytes read back the same.
+ */
+TEST(cache_sparse)
+{
+	static unsigned char chunk[8192];
+	char cache[256], src[PATHSZ], p[PATHSZ + 128], hex[BUILD_ID_HEX_SIZE];
+	const __u64 big = 1ull << 30;
+	unsigned char got[sizeof(chunk)];
+	struct stat st;
+	int fd = write_elf("sparse.so", 0, 0644, src), cfd;
+
+	CHECK(fd >= 0);
+	memset(chunk, 0x5a, sizeof(chunk));
+	CHECK(!ftruncate(fd, (off_t)big));
+	CHECK_EQ(pwrite(fd, chunk, sizeof(chunk), (off_t)(big / 2)), sizeof(chunk));
+	CHECK(!fsync(fd));
+	if (disk_bytes(src) > (1 << 20)) {
+		fprintf(stderr, "  (no holes on this file system: skipped)\n");
+		close(fd);
+		return;
+	}
+	snprintf(cache, sizeof(cache), "%s/sparsecache", tmpdir);
+	buildid_cache__set_max(0);
+	CHECK_EQ(buildid_cache__add_fd(cache, "/big/sparse.so", known_id, 20, fd, 0), 0);
+	close(fd);
+	CHECK(buildid_cache__bytes_written() <= 64 * 1024);	/* the data, not 1 GiB */
+	CHECK(buildid_cache__bytes_written() >= sizeof(chunk));
+	build_id_hex(known_id, 20, hex);
+	snprintf(p, sizeof(p), "%s/big/sparse.so/%s/elf", cache, hex);
+	CHECK(!stat(p, &st));
+	CHECK_EQ(st.st_size, big);			/* the same bytes to a reader */
+	CHECK(disk_bytes(p) >= 0 && disk_bytes(p) <= (1 << 20));
+	cfd = open(p, O_RDONLY);
+	CHECK_EQ(pread(cfd, got, sizeof(got), (off_t)(big / 2)), sizeof(got));
+	CHECK(!memcmp(got, chunk, sizeof(chunk)));
+	CHECK_EQ(pread(cfd, got, 16, (off_t)(big / 4)), 16);
+	CHECK(!memcmp(got, (unsigned char[16]){ 0 }, 16));	/* a hole reads zeros */
+	CHECK_EQ(elf_build_id_fd(cfd, (__u8[20]){ 0 }), 20);
+	close(cfd);
+	CHECK(!unlink(src));
+}
+
+/* A file of len bytes of data (an ELF followed by filler). */
+static int write_filled(const char *name, int first, size_t len, char *path)
+{
+	static unsigned char fill[1 << 16];
+	int fd = write_elf(name, first, 0644, path);
+	off_t off = 4096;
+
+	memset(fill, 0x11, sizeof(fill));
+	while (fd >= 0 && (size_t)off < len) {
+		size_t n = len - (size_t)off < sizeof(fill) ? len - (size_t)off : sizeof(fill);
+
+		if (pwrite(fd, fill, n, off) != (ssize_t)n) {
+			close(fd);
+			return -1;
+		}
+		off += (off_t)n;
+	}
+	return fd;
+}
+
+/*
+ * Bytes written into the cache are bounded per file and per run
+ * (--buildid-cache-max): a file over either is not cached and nothing
+ * of it is left; what is already cached stays a success.
+ */
+TEST(cache_budget)
+{
+	char cache[256], a[PATHSZ], b[PATHSZ], p[PATHSZ + 128], hex[BUILD_ID_HEX_SIZE];
+	int fa = write_filled("budget_a.so", 0, 100 * 1024, a);
+	int fb = write_filled("budget_b.so", 1, 100 * 1024, b);
+
+	CHECK(fa >= 0 && fb >= 0);
+	snprintf(cache, sizeof(cache), "%s/budgetcache", tmpdir);
+	/* per file: 100K over a 64K limit */
+	buildid_cache__set_max(64 * 1024);
+	CHECK_EQ(buildid_cache__add_fd(cache, "/b/a.so", known_id, 20, fa, 0), -EFBIG);
+	CHECK_EQ(buildid_cache__bytes_written(), 0);
+	build_id_hex(known_id, 20, hex);
+	snprintf(p, sizeof(p), "%s/b/a.so/%s", cache, hex);
+	CHECK(access(p, F_OK) && errno == ENOENT);	/* no empty <hex> left */
+	snprintf(p, sizeof(p), "%s/.build-id/%.2s/%s", cache, hex, hex + 2);
+	CHECK(access(p, F_OK) && errno == ENOENT);
+	CHECK_EQ(buildid_cache__add_data(cache, "[kernel.kallsyms]", known_id, 20, a,
+					 100 * 1024), -EFBIG);
+	/* per run: the first fits, the second not */
+	buildid_cache__set_max(150 * 1024);
+	CHECK_EQ(buildid_cache__add_fd(cache, "/b/a.so", known_id, 20, fa, 0), 0);
+	CHECK_EQ(buildid_cache__bytes_written(), 100 * 1024);
+	CHECK_EQ(buildid_cache__add_fd(cache, "/b/b.so", known_id + 1, 20, fb, 0), -EDQUOT);
+	CHECK_EQ(buildid_cache__bytes_written(), 100 * 1024);
+	build_id_hex(known_id + 1, 20, hex);
+	snprintf(p, sizeof(p), "%s/b/b.so/%s", cache, hex);
+	CHECK(access(p, F_OK) && errno == ENOENT);
+	/* already cached: no bytes, no refusal */
+	CHECK_EQ(buildid_cache__add_fd(cache, "/b/a.so", known_id, 20, fa, 0), 0);
+	CHECK_EQ(buildid_cache__bytes_written(), 100 * 1024);
+	CHECK_EQ(buildid_cache__add_data(cache, "[vdso]", known_id + 2, 20, "x", 1), 0);
+	CHECK_EQ(buildid_cache__bytes_written(), 100 * 1024 + 1);
+	buildid_cache__set_max(0);
+	CHECK_EQ(buildid_cache__add_fd(cache, "/b/b.so", known_id + 1, 20, fb, 0), 0);
+	close(fa);
+	close(fb);
+}
+
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)st;
@@ -1069,6 +1254,9 @@ int main(void)
 	RUN(dso_open_hostile);
 	RUN(dso_emfile_retry);
 	RUN(cache_root_link);
+	RUN(cache_modes);
+	RUN(cache_sparse);
+	RUN(cache_budget);
 	nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	return HARNESS_DONE();
 }

@@ -36,7 +36,9 @@ static int open_out_dir(const char *dir, char **abs_out)
 	char *abs;
 	int fd;
 
-	if (mkdir(dir, 0755) && errno != EEXIST)
+	/* the images hold the targets' code and names: ours only, as the
+	 * output file (0600) */
+	if (mkdir(dir, 0700) && errno != EEXIST)
 		return -errno;
 	if (lstat(dir, &st))
 		return -errno;
@@ -86,7 +88,7 @@ static int create_image_file(struct jit_merger *m, char **path)
 	for (; m->seq < MAX_IMAGE_SEQ; m->seq++) {
 		snprintf(name, sizeof(name), "jit-%u.so", m->seq);
 		fd = openat(m->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			    0644);
+			    0600);
 		if (fd < 0 && errno == EEXIST)
 			continue;
 		if (fd < 0)

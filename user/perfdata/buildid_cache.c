@@ -11,11 +11,14 @@
  * perf report follows the .build-id link and appends "elf", "kallsyms" or
  * "vdso" (dso__build_id_filename).  Observed with perf 6.1: directories
  * 0755, copied files 0755 (copyfile() fchmods its mkstemp file to 0755),
- * files perf could hard-link keep the original's mode.  precord keeps the
- * original's mode within 0755, so a copy is never more readable than its
- * source (perf report only reads them).  perf also writes
- * an SDT "probes" file and hard-links /usr/lib/debug/.build-id/xx/y.debug
- * as "debug"; precord does neither (perf report needs neither).
+ * files perf could hard-link keep the original's mode.  precord runs as
+ * root on files any process maps (issue 18): its directories are 0700,
+ * a copy is never more readable than its source (see copy_mode), kallsyms
+ * is 0600 (its addresses defeat KASLR), and a copy writes only the
+ * source's data extents (holes stay holes) within the run's byte budget.
+ * perf report only reads them, as root.  perf also writes an SDT
+ * "probes" file and hard-links /usr/lib/debug/.build-id/xx/y.debug as
+ * "debug"; precord does neither (perf report needs neither).
  */
 #include "perfdata/buildid_cache.h"
 
@@ -37,8 +40,8 @@
 
 #define CONFIG_FILE_MAX		(1u << 20)
 #define CONFIG_VALUE_MAX	1024		/* perf's parse_value() limit */
-#define PROCFS_COPY_MAX		(1ull << 30)	/* files that stat as 0 bytes */
 #define COPY_CHUNK		(1u << 20)
+#define DIR_MODE		0700
 
 /* ---- perf's config files: just enough to find buildid.dir ---- */
 
@@ -316,6 +319,79 @@ char *buildid_cache_dir(const char *override)
 	return cache_dir_checked(dir);
 }
 
+/* ---- what one run may write ---- */
+
+/*
+ * Bytes written into the cache by this process (the data of the copies
+ * kept), against --buildid-cache-max; one file at most max_file.  Cache
+ * adds come from the recorder's thread only.
+ */
+static struct {
+	__u64 max_total, max_file, written;
+	bool said_file, said_total;
+} budget = { BUILDID_CACHE_DEFAULT_MAX, BUILDID_CACHE_FILE_MAX, 0, false, false };
+
+void buildid_cache__set_max(__u64 max_total)
+{
+	if (!max_total)
+		max_total = BUILDID_CACHE_DEFAULT_MAX;
+	budget.max_total = max_total;
+	budget.max_file = max_total < BUILDID_CACHE_FILE_MAX ? max_total : BUILDID_CACHE_FILE_MAX;
+	budget.written = 0;
+	budget.said_file = budget.said_total = false;
+}
+
+__u64 buildid_cache__bytes_written(void)
+{
+	return budget.written;
+}
+
+/* May need more bytes go in?  -EFBIG: more than one file may take,
+ * -EDQUOT: more than the run has left. */
+static int budget_check(__u64 need)
+{
+	if (need > budget.max_file)
+		return -EFBIG;
+	if (need > budget.max_total - budget.written)
+		return -EDQUOT;
+	return 0;
+}
+
+static void size_str(__u64 n, char *buf, size_t size)
+{
+	if (n >= (1ull << 30) && !(n % (1ull << 30)))
+		snprintf(buf, size, "%lluG", (unsigned long long)(n >> 30));
+	else if (n >= (1ull << 20) && !(n % (1ull << 20)))
+		snprintf(buf, size, "%lluM", (unsigned long long)(n >> 20));
+	else if (n >= (1ull << 10) && !(n % (1ull << 10)))
+		snprintf(buf, size, "%lluK", (unsigned long long)(n >> 10));
+	else
+		snprintf(buf, size, "%llu bytes", (unsigned long long)n);
+}
+
+/* The first refusal of each kind is said; later ones at -vv. */
+static void budget_refused(const char *name, int err)
+{
+	char lim[32];
+
+	if (err == -EFBIG && !budget.said_file) {
+		budget.said_file = true;
+		size_str(budget.max_file, lim, sizeof(lim));
+		pr_warn("build-id cache: %s holds more than %s (the limit per file): not "
+			"cached; its samples are recorded (perf report reads the file itself)",
+			name, lim);
+	} else if (err == -EDQUOT && !budget.said_total) {
+		budget.said_total = true;
+		size_str(budget.max_total, lim, sizeof(lim));
+		pr_warn("build-id cache: --buildid-cache-max %s reached: %s and binaries after "
+			"it not cached; their samples are recorded (perf report reads the "
+			"files themselves)", lim, name);
+	} else {
+		pr_debug("build-id cache: %s not cached: %s", name,
+			 err == -EFBIG ? "over the limit per file" : "--buildid-cache-max reached");
+	}
+}
+
 /* ---- the cache itself ---- */
 
 enum cache_kind { CACHE_ELF, CACHE_KALLSYMS, CACHE_VDSO };
@@ -373,7 +449,7 @@ static int cache_reldir(const char *name, const char *hex, char *rel, size_t siz
 	return 0;
 }
 
-/* Open every component of rel below dirfd (creating them 0755 as needed
+/* Open every component of rel below dirfd (creating them 0700 as needed
  * with create), never following a symlink.  A directory fd or -errno. */
 static int dir_walk(int dirfd, const char *rel, bool create)
 {
@@ -393,7 +469,7 @@ static int dir_walk(int dirfd, const char *rel, bool create)
 		p += n + (p[n] == '/');
 		if (!n)
 			continue;
-		if (create && mkdirat(cur, comp, 0755) && errno != EEXIST) {
+		if (create && mkdirat(cur, comp, DIR_MODE) && errno != EEXIST) {
 			next = -errno;
 			goto out;
 		}
@@ -453,7 +529,7 @@ static int cache_open_root(const char *cache_dir)
 			if (path[i] != '/' && path[i] != '\0')
 				continue;
 			path[i] = '\0';
-			if (mkdir(path, 0755) && errno != EEXIST)
+			if (mkdir(path, DIR_MODE) && errno != EEXIST)
 				return -errno;
 			path[i] = cache_dir[i];
 		}
@@ -475,47 +551,142 @@ struct copy_src {
 	mode_t mode;		/* of the copy */
 	const void *data;	/* else these bytes */
 	size_t len;
+	__u64 written;		/* out: bytes of data written */
 };
 
-/* Copy src->fd from offset 0: copy_file_range while the kernel does it,
- * then pread/write.  A file that shrinks under us is an error. */
-static int copy_fd(int dst, const struct copy_src *src)
+/*
+ * The next data extent of fd at or after off, below size: 1 with
+ * [*start, *end), 0 when only a hole is left.  A file system without
+ * SEEK_DATA has no holes: all of it is data.
+ */
+static int next_extent(int fd, __u64 off, __u64 size, __u64 *start, __u64 *end)
 {
-	__u64 limit = src->size ? src->size : PROCFS_COPY_MAX;
-	loff_t off = 0;
-	char *buf = NULL;
-	int err = 0;
+	off_t d, h;
 
-	while (src->size && (__u64)off < limit) {
-		size_t want = limit - off < COPY_CHUNK ? limit - off : COPY_CHUNK;
-		ssize_t n = copy_file_range(src->fd, &off, dst, NULL, want, 0);
+	if (off >= size)
+		return 0;
+	d = lseek(fd, (off_t)off, SEEK_DATA);
+	if (d < 0) {
+		if (errno == ENXIO)
+			return 0;
+		if (errno != EINVAL && errno != EOPNOTSUPP)
+			return -errno;
+		*start = off;
+		*end = size;
+		return 1;
+	}
+	if ((__u64)d >= size)
+		return 0;
+	h = lseek(fd, d, SEEK_HOLE);
+	*start = (__u64)d;
+	*end = h < 0 || (__u64)h > size ? size : (__u64)h;
+	return 1;
+}
 
-		if (n <= 0)
+/* Bytes [off, end) of src to the same offsets in dst: copy_file_range
+ * while the kernel does it, then pread/pwrite.  A file that shrinks
+ * under us is an error (-EIO). */
+static int copy_range(int dst, int src, __u64 off, __u64 end, char **buf)
+{
+	loff_t in = (loff_t)off, out = (loff_t)off;
+
+	while ((__u64)in < end) {
+		size_t want = end - in < COPY_CHUNK ? end - in : COPY_CHUNK;
+
+		if (copy_file_range(src, &in, dst, &out, want, 0) <= 0)
 			break;		/* EXDEV, EINVAL, procfs…: fall back */
 	}
-	while ((__u64)off < limit) {
-		size_t want = limit - off < COPY_CHUNK ? limit - off : COPY_CHUNK;
+	while ((__u64)in < end) {
+		size_t want = end - in < COPY_CHUNK ? end - in : COPY_CHUNK;
 		ssize_t n;
+		int err;
 
-		if (!buf && !(buf = malloc(COPY_CHUNK)))
+		if (!*buf && !(*buf = malloc(COPY_CHUNK)))
 			return -ENOMEM;
-		n = pread_full(src->fd, buf, want, off);
-		if (n < 0) {
+		n = pread_full(src, *buf, want, in);
+		if (n <= 0)
+			return n < 0 ? (int)n : -EIO;	/* truncated while copying */
+		err = pwrite_full(dst, *buf, (size_t)n, in);
+		if (err)
+			return err;
+		in += n;
+	}
+	return 0;
+}
+
+/* A file that stats as 0 bytes (procfs): read to EOF, within the budget. */
+static int copy_to_eof(int dst, struct copy_src *src)
+{
+	char *buf = malloc(COPY_CHUNK);
+	int err = buf ? 0 : -ENOMEM;
+
+	while (!err) {
+		ssize_t n = pread_full(src->fd, buf, COPY_CHUNK, (off_t)src->written);
+
+		if (n <= 0) {
 			err = (int)n;
 			break;
 		}
-		if (!n) {
-			if (src->size)
-				err = -EIO;	/* truncated while copying */
-			break;
-		}
-		err = write_full(dst, buf, (size_t)n);
-		if (err)
-			break;
-		off += n;
+		err = budget_check(src->written + (__u64)n);
+		if (!err)
+			err = write_full(dst, buf, (size_t)n);
+		if (!err)
+			src->written += (__u64)n;
 	}
 	free(buf);
 	return err;
+}
+
+/*
+ * Copy src->fd from offset 0, its data extents only: a hole stays a hole
+ * (a 12 KB file truncated to 1 GiB makes a 12 KB copy), and no more than
+ * the budget allows (counted before, and again while copying: the file
+ * may be filled under us).
+ */
+static int copy_fd(int dst, struct copy_src *src)
+{
+	__u64 off = 0, start, end, need = 0;
+	char *buf = NULL;
+	int err, more;
+
+	if (!src->size)
+		return copy_to_eof(dst, src);
+	while ((more = next_extent(src->fd, off, src->size, &start, &end)) > 0) {
+		need += end - start;
+		off = end;
+	}
+	err = more < 0 ? more : budget_check(need);
+	for (off = 0; !err && (more = next_extent(src->fd, off, src->size, &start, &end)) > 0;
+	     off = end) {
+		err = budget_check(src->written + (end - start));
+		if (!err)
+			err = copy_range(dst, src->fd, start, end, &buf);
+		if (!err)
+			src->written += end - start;
+	}
+	if (!err && more < 0)
+		err = more;
+	if (!err && ftruncate(dst, (off_t)src->size))
+		err = -errno;
+	free(buf);
+	return err;
+}
+
+/* An existing copy of ours made wider than src->mode (by an older
+ * precord: 0755 kallsyms) is narrowed. */
+static void narrow_mode(int dirfd, const char *base, const struct stat *st, mode_t mode)
+{
+	int fd;
+
+	if (!(st->st_mode & 07777 & ~mode) || st->st_uid != geteuid())
+		return;
+	fd = openat(dirfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (fchmod(fd, st->st_mode & mode))
+			pr_debug("build-id cache: cannot narrow the mode of %s: %s", base,
+				 strerror(errno));
+		close(fd);
+	}
 }
 
 /*
@@ -523,15 +694,19 @@ static int copy_fd(int dst, const struct copy_src *src)
  * name, chmod src->mode, then renamed into place without replacing
  * anything.  An existing regular file means already cached.
  */
-static int cache_write_file(int dirfd, const char *base, const struct copy_src *src)
+static int cache_write_file(int dirfd, const char *base, struct copy_src *src)
 {
 	char tmp[NAME_MAX + 1];
 	struct stat st;
 	unsigned int rnd;
 	int fd = -1, err, tries;
 
-	if (!fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW))
-		return S_ISREG(st.st_mode) ? 0 : -ELOOP;
+	if (!fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW)) {
+		if (!S_ISREG(st.st_mode))
+			return -ELOOP;
+		narrow_mode(dirfd, base, &st, src->mode);
+		return 0;
+	}
 	if (errno != ENOENT)
 		return -errno;
 	for (tries = 0; tries < 16 && fd < 0; tries++) {
@@ -544,7 +719,14 @@ static int cache_write_file(int dirfd, const char *base, const struct copy_src *
 	}
 	if (fd < 0)
 		return -EEXIST;
-	err = src->fd >= 0 ? copy_fd(fd, src) : write_full(fd, src->data, src->len);
+	if (src->fd >= 0) {
+		err = copy_fd(fd, src);
+	} else {
+		err = budget_check(src->len);
+		if (!err)
+			err = write_full(fd, src->data, src->len);
+		src->written = err ? 0 : src->len;
+	}
 	if (!err && fchmod(fd, src->mode))
 		err = -errno;
 	if (close(fd) && !err)
@@ -553,10 +735,14 @@ static int cache_write_file(int dirfd, const char *base, const struct copy_src *
 		err = -errno;
 		if (err == -EINVAL)	/* no RENAME_NOREPLACE here: link instead */
 			err = linkat(dirfd, tmp, dirfd, base, 0) ? -errno : 0;
-		if (err == -EEXIST)	/* someone else cached it meanwhile */
+		if (err == -EEXIST) {	/* someone else cached it meanwhile */
 			err = 0;
+			src->written = 0;
+		}
 	}
 	unlinkat(dirfd, tmp, 0);	/* after a rename: ENOENT, fine */
+	if (!err)
+		budget.written += src->written;
 	return err;
 }
 
@@ -613,35 +799,66 @@ static int cache_entry(const char *cache_dir, const char *name, const __u8 *id, 
 }
 
 static int cache_add(const char *cache_dir, const char *name, const __u8 *id,
-		     int size, const struct copy_src *src)
+		     int size, struct copy_src *src)
 {
-	char hex[BUILD_ID_HEX_SIZE], rel[PATH_MAX];
+	char hex[BUILD_ID_HEX_SIZE], rel[PATH_MAX], *base;
 	enum cache_kind kind;
-	int rootfd, dfd, err = cache_entry(cache_dir, name, id, size, hex, rel, &kind);
+	int rootfd, pfd, dfd, err = cache_entry(cache_dir, name, id, size, hex, rel, &kind);
 
 	if (err)
 		return err;
+	if (kind == CACHE_KALLSYMS)
+		src->mode &= 0600;	/* real addresses: root's only */
 	rootfd = cache_open_root(cache_dir);
 	if (rootfd < 0)
 		return rootfd;
-	dfd = dir_open_rel(rootfd, rel);
+	base = strrchr(rel, '/');	/* rel is "<dir>/<hex>" */
+	*base = '\0';
+	pfd = dir_open_rel(rootfd, rel);
+	*base = '/';
+	dfd = pfd < 0 ? pfd : dir_open_rel(pfd, base + 1);
 	if (dfd < 0) {
 		err = dfd;
 	} else {
 		err = cache_write_file(dfd, cache_basename[kind], src);
 		close(dfd);
 	}
+	if (err == -EFBIG || err == -EDQUOT)	/* not cached: no empty <hex> left */
+		unlinkat(pfd, base + 1, AT_REMOVEDIR);
+	if (pfd >= 0)
+		close(pfd);
 	if (!err)
 		err = cache_link(rootfd, hex, rel);
 	close(rootfd);
-	if (err)
+	if (err == -EFBIG || err == -EDQUOT)
+		budget_refused(name, err);
+	else if (err)
 		pr_debug("build-id cache: cannot add %s (%s) to %s: %s",
 			 name, hex, cache_dir, strerror(-err));
 	return err;
 }
 
+/*
+ * The copy's mode: perf's copyfile makes every copy 0755; a copy never
+ * grants more than the original (a root-only 0600 library stays 0600).
+ * The copy is ours (our user and group): its group bits go to our group,
+ * so they are the original's only when it has our group, else what the
+ * original grants others at most.  Behind a directory others cannot
+ * search (flags & BUILDID_CACHE_PRIVATE) only the owner reads it.
+ */
+static mode_t copy_mode(const struct stat *st, unsigned int flags)
+{
+	mode_t m = st->st_mode & 0755;
+
+	if (st->st_gid != getegid())
+		m &= ~(mode_t)070 | ((m & 07) << 3);
+	if (flags & BUILDID_CACHE_PRIVATE)
+		m &= 0700;
+	return m;
+}
+
 int buildid_cache__add_fd(const char *cache_dir, const char *name,
-			  const __u8 *id, int size, int src_fd)
+			  const __u8 *id, int size, int src_fd, unsigned int flags)
 {
 	struct copy_src src = { .fd = src_fd };
 	struct stat st;
@@ -651,9 +868,7 @@ int buildid_cache__add_fd(const char *cache_dir, const char *name,
 	if (!S_ISREG(st.st_mode))
 		return -EINVAL;		/* no FIFOs or devices from a target */
 	src.size = (__u64)st.st_size;
-	/* perf's copyfile makes every copy 0755; a copy never grants more
-	 * than the original (a root-only 0600 library stays 0600). */
-	src.mode = st.st_mode & 0755;
+	src.mode = copy_mode(&st, flags);
 	return cache_add(cache_dir, name, id, size, &src);
 }
 

@@ -5,23 +5,49 @@
  * machine:
  *
  *   DIR/<path>/<hex>/elf                  copy of the DSO at <path>
- *   DIR/[kernel.kallsyms]/<hex>/kallsyms  copy of /proc/kallsyms (0755)
+ *   DIR/[kernel.kallsyms]/<hex>/kallsyms  copy of /proc/kallsyms (0600)
  *   DIR/[vdso]/<hex>/vdso                 the vdso image (0755)
  *   DIR/.build-id/<hex[0:2]>/<hex[2:]> -> ../../<path>/<hex>   (symlink to
  *                                         the directory, not to the file)
  *
- * Directories are 0755 (umask applies, as with perf's mkdir_p); copies of
- * files have the original's mode without the bits outside 0755 (perf
- * makes them all 0755: a root-only library would become readable).  Nothing
- * is created through a symlink: every directory is entered with
- * O_NOFOLLOW, every file is written under a temporary O_EXCL name and then
- * renamed into place without replacing anything.
+ * Directories precord creates are 0700 (perf makes them 0755; umask
+ * applies); a copy is never more readable than its source: the original's
+ * mode without the bits outside 0755, group bits only as far as others'
+ * when the original's group is not ours, owner only behind a directory
+ * others cannot search (perf makes them all 0755: a root-only library,
+ * or a binary in a 0700 home, would become readable).  kallsyms copies
+ * are 0600 (an existing wider copy of ours is narrowed).  Nothing is
+ * created through a symlink: every directory is entered with O_NOFOLLOW,
+ * every file is written under a temporary O_EXCL name and then renamed
+ * into place without replacing anything.
+ *
+ * What a process writes into the cache is bounded: a copy writes the
+ * source's data extents only (holes stay holes), at most
+ * BUILDID_CACHE_FILE_MAX (or the run's limit if lower) for one file, at
+ * most the run's limit (--buildid-cache-max) in all; a file over either
+ * is not cached (-EFBIG, -EDQUOT), and the first refusal of each kind is
+ * said in a warning.
  */
 #ifndef PRECORD_PERFDATA_BUILDID_CACHE_H
 #define PRECORD_PERFDATA_BUILDID_CACHE_H
 
 #include <stddef.h>
 #include <linux/types.h>
+
+#define BUILDID_CACHE_DEFAULT_MAX	(2ull << 30)	/* per run */
+#define BUILDID_CACHE_FILE_MAX		(1ull << 30)	/* per file */
+
+/* add_fd flags: a directory on the original's path is closed to others
+ * (no o+x): the copy is readable by its owner only. */
+#define BUILDID_CACHE_PRIVATE		1u
+
+/* Bytes this process may write into the cache from now on (0: the
+ * default); one file at most min(max_total, BUILDID_CACHE_FILE_MAX).
+ * Resets the count and the warnings. */
+void buildid_cache__set_max(__u64 max_total);
+
+/* Bytes written into the cache since the last set_max (copies kept). */
+__u64 buildid_cache__bytes_written(void);
 
 /*
  * The cache directory perf would use: override (perf's --buildid-dir) if
@@ -42,15 +68,16 @@ char *buildid_cache_dir(const char *override);
  * an absolute path as the process sees it, "[kernel.kallsyms]" or
  * "[vdso]" ("[vdso32]"/"[vdsox32]" share "[vdso]", as in perf).
  * id/size: its build-id (2..20 bytes: perf's link name needs 2 hex
- * digits for the directory and more for the link).  Returns 0 when added
- * or already cached, -EINVAL for a bad name/id/file type (name with "."
- * or ".." components, not a regular file), -ELOOP when a symlink or
- * another non-directory sits where the cache wants a directory (or a
- * non-regular file where it wants its file), other -errno from the file
- * system.
+ * digits for the directory and more for the link); flags:
+ * BUILDID_CACHE_PRIVATE or 0.  Returns 0 when added or already cached,
+ * -EINVAL for a bad name/id/file type (name with "." or ".."
+ * components, not a regular file), -ELOOP when a symlink or another
+ * non-directory sits where the cache wants a directory (or a non-regular
+ * file where it wants its file), -EFBIG / -EDQUOT over the limit per
+ * file / per run (nothing written), other -errno from the file system.
  */
 int buildid_cache__add_fd(const char *cache_dir, const char *name,
-			  const __u8 *id, int size, int src_fd);
+			  const __u8 *id, int size, int src_fd, unsigned int flags);
 
 /* Same for len bytes in memory (a kallsyms snapshot, the vdso image). */
 int buildid_cache__add_data(const char *cache_dir, const char *name,

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <linux/fs.h>
 #include <linux/openat2.h>
 #include <stdio.h>
@@ -42,6 +43,7 @@ struct dso {
 	int fd;			/* the mapped file, for the cache; -1 if none */
 	dev_t dev;		/* of fd, to skip re-reading the same file */
 	ino_t ino;
+	bool private_path;	/* a directory on its path is closed to others */
 };
 
 struct pmap {
@@ -352,6 +354,45 @@ static int open_mapped_file(__u32 pid, __u64 start, __u64 len, const char *name,
 	return fd < 0 ? fd : reopen_checked(fd, id, true);
 }
 
+/*
+ * Can others reach name in pid's root: is every directory on its path
+ * searchable by all (o+x)?  Not when one cannot be opened (gone, a
+ * symlink): the cache then keeps its copy for its owner only.
+ */
+static bool path_public(__u32 pid, const char *name)
+{
+	char comp[NAME_MAX + 1];
+	const char *p = name;
+	struct stat st;
+	bool ok = false;
+	int cur, next;
+
+	snprintf(comp, sizeof(comp), "/proc/%u/root", pid);
+	cur = open(comp, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	while (cur >= 0 && !fstat(cur, &st) && (st.st_mode & S_IXOTH)) {
+		size_t n;
+
+		while (*p == '/')
+			p++;
+		n = strcspn(p, "/");
+		if (!p[n]) {
+			ok = true;	/* what is left is the file's name */
+			break;
+		}
+		if (n > NAME_MAX || (n == 2 && !memcmp(p, "..", 2)))
+			break;
+		memcpy(comp, p, n);
+		comp[n] = '\0';
+		p += n;
+		next = openat(cur, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(cur);
+		cur = next;
+	}
+	if (cur >= 0)
+		close(cur);
+	return ok;
+}
+
 /* Out of descriptors: close a kept one, one without samples if any. */
 static bool dso_evict_fd(struct dso_table *dt)
 {
@@ -446,6 +487,7 @@ int dso_table__mmap(struct dso_table *dt, __u32 pid, __u64 start, __u64 len,
 		dt->dsos[idx].fd = fd;
 		dt->dsos[idx].dev = st.st_dev;
 		dt->dsos[idx].ino = st.st_ino;
+		dt->dsos[idx].private_path = !path_public(pid, name);
 		dt->open_fds++;
 	} else if (fd >= 0) {
 		close(fd);
@@ -572,8 +614,12 @@ static void cache_kernel(const char *dir, const __u8 *bid, int n)
 
 	build_id_hex(bid, n, hex);
 	snprintf(line, sizeof(line), "%s/[kernel.kallsyms]/%s/kallsyms", dir, hex);
-	if (!lstat(line, &st) && S_ISREG(st.st_mode))
+	if (!lstat(line, &st) && S_ISREG(st.st_mode)) {
+		/* an older precord's 0755 copy: root's only now (KASLR) */
+		if ((st.st_mode & 0177) && st.st_uid == geteuid())
+			chmod(line, st.st_mode & 0600);
 		return;
+	}
 	f = fopen("/proc/kallsyms", "r");
 	if (!f)
 		return;
@@ -624,8 +670,9 @@ int dso_table__finish(struct dso_table *dt, const char *cache_dir, bool kernel,
 		};
 		memcpy(dt->out[n++].id, d->bid, d->bid_size);
 		if (cache_dir && d->hit && d->fd >= 0) {
-			int err = buildid_cache__add_fd(cache_dir, d->name, d->bid,
-							d->bid_size, d->fd);
+			int err = buildid_cache__add_fd(cache_dir, d->name, d->bid, d->bid_size,
+							d->fd, d->private_path ?
+							BUILDID_CACHE_PRIVATE : 0);
 			char shown[PRINTABLE_MAX];
 
 			if (err)

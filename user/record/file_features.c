@@ -23,8 +23,10 @@ struct file_features *file_features__new(const struct file_features_config *cfg)
 {
 	struct file_features *ff = calloc(1, sizeof(*ff));
 
-	if (ff)
+	if (ff) {
 		ff->cfg = *cfg;
+		buildid_cache__set_max(cfg->o->buildid_cache_max);	/* for the run */
+	}
 	return ff;
 }
 

@@ -414,9 +414,11 @@ static int add_images(struct jit_sources *g, struct dso_table *dt, const char *c
 			int fd = jit_merger__open_image(g->m, &img[i]);
 
 			if (fd >= 0) {
+				/* in FILE.jit/ (0700): the copy is root's */
 				err = buildid_cache__add_fd(cache_dir, img[i].path,
 							    img[i].build_id,
-							    img[i].build_id_size, fd);
+							    img[i].build_id_size, fd,
+							    BUILDID_CACHE_PRIVATE);
 				close(fd);
 			}
 			if (fd < 0 || err)
