@@ -2,12 +2,14 @@
 /* Escaping of target-chosen names for messages (see printable.h). */
 #include "util/printable.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <string.h>
 
 /* Length of the well-formed UTF-8 sequence at s (at most left bytes) that
  * is safe to show as is, or 0: overlong forms, surrogates, code points
- * past U+10FFFF and the C1 controls are not. */
+ * past U+10FFFF, the C1 controls and U+FFFE/U+FFFF (not characters in
+ * XML) are not. */
 static size_t utf8_ok(const unsigned char *s, size_t left)
 {
 	unsigned int cp;
@@ -31,7 +33,8 @@ static size_t utf8_ok(const unsigned char *s, size_t left)
 		cp = cp << 6 | (s[i] & 0x3f);
 	}
 	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp <= 0x9f))
+	    (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp <= 0x9f) ||
+	    cp == 0xfffe || cp == 0xffff)
 		return 0;
 	return len;
 }
@@ -77,4 +80,155 @@ cut:
 const char *printable(char *out, size_t n, const char *s)
 {
 	return printable_mem(out, n, s, s ? strlen(s) : 0);
+}
+
+/* utf8_ok, with the ASCII bytes in also escaped too. */
+static size_t keep_len(const unsigned char *s, size_t left, const char *also)
+{
+	size_t k = utf8_ok(s, left);
+
+	if (k == 1 && also && strchr(also, s[0]))	/* s[0] >= 0x20: not the NUL */
+		return 0;
+	return k;
+}
+
+static void put_hex(FILE *f, unsigned char c)
+{
+	fprintf(f, "\\x%02x", c);
+}
+
+int printable_fputs(FILE *f, const char *s, const char *also)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "(null)");
+	size_t len = strlen((const char *)p);
+
+	for (size_t i = 0; i < len;) {
+		size_t k = keep_len(p + i, len - i, also);
+
+		if (k) {
+			fwrite(p + i, 1, k, f);
+			i += k;
+		} else {
+			put_hex(f, p[i++]);
+		}
+	}
+	return ferror(f) ? -EIO : 0;
+}
+
+int xml_fputs(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "(null)");
+	size_t len = strlen((const char *)p);
+
+	for (size_t i = 0; i < len;) {
+		size_t k = keep_len(p + i, len - i, NULL);
+
+		if (!k) {
+			put_hex(f, p[i++]);
+			continue;
+		}
+		switch (k == 1 ? p[i] : 0) {
+		case '&': fputs("&amp;", f); break;
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '"': fputs("&quot;", f); break;
+		case '\'': fputs("&apos;", f); break;
+		default: fwrite(p + i, 1, k, f);
+		}
+		i += k;
+	}
+	return ferror(f) ? -EIO : 0;
+}
+
+/* Append s[0..len) to out (room n) at *o, cut to fit. */
+static void put(char *out, size_t n, size_t *o, const char *s, size_t len)
+{
+	if (len > n - 1 - *o)
+		len = n - 1 - *o;
+	memcpy(out + *o, s, len);
+	*o += len;
+	out[*o] = '\0';
+}
+
+/*
+ * The secrets of url as (start, end) offsets, in order; returns how many
+ * (at most max).  scheme://user:password@host:port/path?a=b&password=c#f:
+ * the authority runs from after "://" (or the start, for a URL without
+ * its scheme) to the first '/', '?' or '#', its userinfo to its last '@',
+ * the password from the userinfo's first ':'; then ClickHouse's password=
+ * parameters of the query.
+ */
+static size_t url_secrets(const char *url, size_t sp[][2], size_t max)
+{
+	const char *scheme = strstr(url, "://"), *start, *end, *at = NULL, *colon = NULL;
+	size_t nr = 0;
+
+	if (scheme && (size_t)(scheme - url) + 1 != strcspn(url, "/?#"))
+		scheme = NULL;		/* a "://" past the authority */
+	start = scheme ? scheme + 3 : url;
+	end = start + strcspn(start, "/?#");
+	for (const char *p = start; p < end; p++)
+		if (*p == '@')
+			at = p;
+	if (at)
+		colon = memchr(start, ':', (size_t)(at - start));
+	if (colon && nr < max) {
+		sp[nr][0] = (size_t)(colon + 1 - url);
+		sp[nr++][1] = (size_t)(at - url);
+	}
+	for (const char *q = end; *q && *q != '#' && nr < max; q++) {
+		if ((*q == '?' || *q == '&') && !strncmp(q + 1, "password=", 9)) {
+			sp[nr][0] = (size_t)(q + 10 - url);
+			q += 10 + strcspn(q + 10, "&#");
+			sp[nr++][1] = (size_t)(q - url);
+			q--;
+		}
+	}
+	return nr;
+}
+
+#define URL_MAX_SECRETS	8
+
+const char *url_redact(char *out, size_t n, const char *url)
+{
+	size_t sp[URL_MAX_SECRETS][2], nr, from = 0, o = 0, len;
+
+	if (!out || !n)
+		return "";
+	out[0] = '\0';
+	if (!url)
+		return out;
+	len = strlen(url);
+	nr = url_secrets(url, sp, URL_MAX_SECRETS);
+	if (nr == URL_MAX_SECRETS)	/* more than that: nothing past the first */
+		len = sp[0][0], nr = 1, sp[0][1] = len;
+	for (size_t i = 0; i < nr; i++) {
+		put(out, n, &o, url + from, sp[i][0] - from);
+		put(out, n, &o, "***", 3);
+		from = sp[i][1];
+	}
+	put(out, n, &o, url + from, len - from);
+	return out;
+}
+
+void url_hide_password(char *url)
+{
+	size_t sp[URL_MAX_SECRETS][2], nr;
+
+	if (!url)
+		return;
+	nr = url_secrets(url, sp, URL_MAX_SECRETS);
+	if (nr == URL_MAX_SECRETS) {	/* more than that: everything past the first */
+		memset(url + sp[0][0], '*', strlen(url + sp[0][0]));
+		return;
+	}
+	for (size_t i = 0; i < nr; i++)
+		memset(url + sp[i][0], '*', sp[i][1] - sp[i][0]);
+}
+
+const char *printable_url(char *out, size_t n, const char *url)
+{
+	char tmp[PRINTABLE_MAX];
+
+	return printable(out, n, url ? url_redact(tmp, sizeof(tmp), url) : NULL);
 }
