@@ -248,3 +248,41 @@ EOF
 	grep -q "NOT delivered: 2 still pending (kept on disk, first ${kept[0]})" <<< "$output"
 	grep -q ", $((made - 2)) removed by --switch-max-files before they were pushed" <<< "$output"
 }
+
+# Issue 18, finding 12: names are what the processes and the store's
+# writers made them.  A stack of hostile names, written straight into the
+# store and committed as push commits (what a process naming its code, or
+# anyone who can write to the store, can do).
+@test "fleet: hostile names (invalid UTF-8, controls, newline, ';', XML specials): --flamegraph is valid XML, --folded one line per stack, --top and --totals without control bytes" {
+	need "xmllint" command -v xmllint
+	sql "$U1" "$(cat <<'SQL'
+INSERT INTO precord_stacks_local (seen, stack_hash, symbols, dsos, build_ids)
+SELECT now(), 4242,
+  [concat('esc', unhex('1B5B33316D07')), concat('nl', unhex('0A'), 'forged;x 999'),
+   '<&"\'>', concat('bad', unhex('FFFE'), 'over', unhex('C0AF')), 'main'],
+  [concat('/lib/', unhex('1B5D303B07'), 'x.so'), 'w', 'w', 'w', 'w'], ['', '', '', '', '']
+SQL
+)"
+	sql "$U1" "INSERT INTO precord_samples_local (window, host, cgroup, comm, pid, leaf_build_id, stack_hash, count, weight, file_id, push_id) SELECT now(), host, '', 'w', 1, '', 4242, 7, 7000, 99, 5 FROM (SELECT arrayJoin(['hostile', concat('evil', unhex('1B5B324A07'))]) AS host)"
+	sql "$U1" "INSERT INTO precord_files_local (host, file_id, push_id, name, samples, weight, first, last, pushed_ns) SELECT host, 99, 5, 'x', 7, 7000, now(), now(), 1 FROM (SELECT arrayJoin(['hostile', concat('evil', unhex('1B5B324A07'))]) AS host)"
+
+	"$PRECORD" query "$U2" --host hostile --flamegraph h.svg
+	xmllint --noout h.svg
+	grep -qF '<title>bad\xff\xfeover\xc0\xaf (7 samples' h.svg
+	grep -qF '<title>&lt;&amp;&quot;&apos;&gt; (7 samples' h.svg
+	grep -qF '<title>nl\x0aforged;x 999 (7 samples' h.svg
+
+	"$PRECORD" query "$U1" --host hostile --folded > f
+	cat -A f
+	[ "$(wc -l < f)" -eq 1 ]
+	[ "$(cat f)" = 'main;bad\xff\xfeover\xc0\xaf;<&"'"'"'>;nl\x0aforged\x3bx 999;esc\x1b[31m\x07 7' ]
+
+	# nothing a terminal obeys, and valid UTF-8
+	"$PRECORD" query "$U1" --top 5 > t
+	"$PRECORD" query "$U1" --totals >> t
+	cat -A t
+	! LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' t
+	iconv -f UTF-8 -t UTF-8 t > /dev/null
+	grep -qF 'esc\x1b[31m\x07  \x1b]0;\x07x.so' t
+	grep -Eq '^evil\\x1b\[2J\\x07 7 ' t
+}

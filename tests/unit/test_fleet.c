@@ -3,6 +3,7 @@
  * TabSeparated parsing, and the flame graph's SVG. */
 #include "harness.h"
 
+
 #include "fleet/flamegraph.h"
 #include "fleet/hash.h"
 #include "fleet/http.h"
@@ -91,11 +92,44 @@ TEST(flamegraph_svg)
 	flame__free(f);
 }
 
+/* Issue 18, finding 12: names a process or a store chose (invalid UTF-8,
+ * overlong forms, controls, XML's specials) leave the SVG well-formed. */
+TEST(flamegraph_hostile_names)
+{
+	struct flame *f = flame__new();
+	const char *a[] = { "main", "bad\xff\xfe", "over\xc0\xaf", "nl\nforged 999",
+			    "esc\x1b[31m\x07", "nc\xef\xbf\xbf<&\"'>" };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+
+	CHECK(f && out);
+	CHECK_EQ(flame__add(f, a, 6, 5), 0);
+	CHECK_EQ(flame__write_svg(f, out, "host \x01\xfe"), 0);
+	fclose(out);
+	CHECK(strstr(text, "<title>bad\\xff\\xfe (5 samples"));
+	CHECK(strstr(text, "<title>over\\xc0\\xaf (5 samples"));
+	CHECK(strstr(text, "<title>nl\\x0aforged 999 (5 samples"));
+	CHECK(strstr(text, "<title>esc\\x1b[31m\\x07 (5 samples"));
+	CHECK(strstr(text, "<title>nc\\xef\\xbf\\xbf&lt;&amp;&quot;&apos;&gt; (5 samples"));
+	CHECK(strstr(text, "host \\x01\\xfe</text>"));
+	/* no byte XML 1.0 refuses: controls but \n, and any byte >= 0x80
+	 * (every name here is ASCII once escaped) */
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)text[i] >= 0x80 || ((unsigned char)text[i] < 0x20 && text[i] != '\n')) {
+			CHECK(!"a byte XML refuses");
+			break;
+		}
+	free(text);
+	flame__free(f);
+}
+
 int main(void)
 {
 	RUN(hash_is_stable);
 	RUN(quote_and_escape);
 	RUN(tsv_fields_and_arrays);
 	RUN(flamegraph_svg);
+	RUN(flamegraph_hostile_names);
 	return HARNESS_DONE();
 }

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/printable.h"
+
 struct fnode {
 	char *name;
 	uint64_t value;
@@ -87,24 +89,6 @@ int flame__add(struct flame *f, const char *const *frames, int nr, uint64_t valu
 	return 0;
 }
 
-static void put_escaped(FILE *out, const char *s)
-{
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		switch (ch) {
-		case '&': fputs("&amp;", out); break;
-		case '<': fputs("&lt;", out); break;
-		case '>': fputs("&gt;", out); break;
-		case '"': fputs("&quot;", out); break;
-		case '\'': fputs("&apos;", out); break;
-		default:
-			/* control bytes are not allowed in XML 1.0 */
-			fputc(ch < 0x20 ? '?' : ch, out);
-		}
-	}
-}
-
 /* A warm colour from the name, the same name the same colour. */
 static void colour(const char *s, int *r, int *g, int *b)
 {
@@ -141,13 +125,13 @@ static int write_node(const struct fnode *n, FILE *out, uint64_t x, int depth, i
 		r = 230, g = 150, b = 60;
 	fprintf(out, "<g class=\"f\" data-x=\"%llu\" data-w=\"%llu\" data-d=\"%d\"><title>",
 		(unsigned long long)x, (unsigned long long)n->value, depth);
-	put_escaped(out, name);
+	xml_fputs(out, name);
 	fprintf(out, " (%llu samples, %.2f%%)</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"rgb(%d,%d,%d)\" rx=\"2\"/><text x=\"%.2f\" y=\"%d\">",
 		(unsigned long long)n->value, total ? 100.0 * (double)n->value / (double)total : 0.0,
 		FG_PAD_SIDE + (double)x * scale, height - FG_PAD_BOTTOM - (depth + 1) * FG_FRAME_H,
 		w, FG_FRAME_H - 1, r, g, b, FG_PAD_SIDE + (double)x * scale + 3,
 		height - FG_PAD_BOTTOM - depth * FG_FRAME_H - 4);
-	put_escaped(out, name);
+	xml_fputs(out, name);
 	fputs("</text></g>\n", out);
 	/* children sorted by name, as FlameGraph does: the same graph for the
 	 * same stacks whatever order they came in */
@@ -220,7 +204,7 @@ int flame__write_svg(const struct flame *f, FILE *out, const char *title)
 		"<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"100%%\" fill=\"#f8f8f0\"/>\n"
 		"<text x=\"%.1f\" y=\"24\" text-anchor=\"middle\" style=\"font-size:17px\">",
 		(int)FG_WIDTH, height, (int)FG_WIDTH, height, FG_WIDTH / 2);
-	put_escaped(out, title ? title : "Flame Graph");
+	xml_fputs(out, title ? title : "Flame Graph");
 	fprintf(out, "</text>\n<text id=\"reset\" x=\"%.1f\" y=\"24\">Reset zoom</text>\n"
 		"<text id=\"search\" x=\"%.1f\" y=\"24\" text-anchor=\"end\">Search</text>\n"
 		"<text id=\"matched\" x=\"%.1f\" y=\"%d\" text-anchor=\"end\"></text>\n",

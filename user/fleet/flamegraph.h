@@ -4,7 +4,9 @@
  * (root at the bottom, width = share of samples), its name and count in a
  * <title> shown on hover, and an embedded script (no network) that zooms
  * on a click, resets on a click of the root, and searches (Ctrl-F or the
- * "Search" button) with the matched share shown.
+ * "Search" button) with the matched share shown.  Names are escaped with
+ * xml_fputs (util/printable.h): whatever bytes a symbol holds, the SVG is
+ * well-formed XML in valid UTF-8.
  */
 #ifndef PRECORD_FLEET_FLAMEGRAPH_H
 #define PRECORD_FLEET_FLAMEGRAPH_H

@@ -17,6 +17,7 @@
 #include "fleet/store.h"
 #include "fleet/tsv.h"
 #include "util/log.h"
+#include "util/printable.h"
 
 struct qargs {
 	const char *url, *host, *comm, *cgroup, *svg;
@@ -216,7 +217,8 @@ static int query_totals(struct fleet_store *s, const char *where)
 		tsv_unescape(f[0]);
 		fmt_time(strtoull(f[2], NULL, 10), a, sizeof(a));
 		fmt_time(strtoull(f[3], NULL, 10), b, sizeof(b));
-		printf("%s %s %s %s\n", f[0], f[1], a, b);
+		printable_fputs(stdout, f[0], " ");	/* the host: one field */
+		printf(" %s %s %s\n", f[1], a, b);
 	}
 	pbuf_free(&out);
 	return err;
@@ -408,11 +410,15 @@ static int report_top(const struct qargs *a, struct qstack *st, size_t n)
 	}
 	if (t.v)
 		qsort(t.v, t.cap, sizeof(*t.v), compare_share);
-	for (size_t i = 0; i < t.cap && (int)i < a->top && t.v[i].sym; i++)
-		printf("%6.2f%%  %s  %s\n", total ? 100.0 * (double)t.v[i].weight / (double)total : 0.0,
-		       t.v[i].sym, base_name(t.v[i].dso));
+	for (size_t i = 0; i < t.cap && (int)i < a->top && t.v[i].sym; i++) {
+		printf("%6.2f%%  ", total ? 100.0 * (double)t.v[i].weight / (double)total : 0.0);
+		printable_fputs(stdout, t.v[i].sym, NULL);
+		fputs("  ", stdout);
+		printable_fputs(stdout, base_name(t.v[i].dso), NULL);
+		putchar('\n');
+	}
 	free(t.v);
-	return 0;
+	return fflush(stdout) ? -EIO : 0;
 }
 
 static int report_folded(struct qstack *st, size_t n)
@@ -420,8 +426,13 @@ static int report_folded(struct qstack *st, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		if (!st[i].nr || !st[i].count)
 			continue;
-		for (int j = st[i].nr - 1; j >= 0; j--)
-			printf("%s%s", st[i].syms[j], j ? ";" : "");
+		/* one line per stack, one frame between ';': a name's own
+		 * newline or ';' is escaped (\x0a, \x3b) */
+		for (int j = st[i].nr - 1; j >= 0; j--) {
+			printable_fputs(stdout, st[i].syms[j], ";");
+			if (j)
+				putchar(';');
+		}
 		printf(" %" PRIu64 "\n", st[i].count);
 	}
 	return fflush(stdout) ? -EIO : 0;
