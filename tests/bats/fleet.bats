@@ -286,3 +286,72 @@ SQL
 	grep -qF 'esc\x1b[31m\x07  \x1b]0;\x07x.so' t
 	grep -Eq '^evil\\x1b\[2J\\x07 7 ' t
 }
+
+# Issue 18, finding 9: a password nobody else can read (the environment),
+# and none in ps, in any message or in the recorded files.  The servers
+# have a user "precord" with the password "s3cret-pw".
+@test "fleet: the store's password from PRECORD_CH_USER/PASSWORD for push, query and --push; never in ps, messages or files" {
+	"$PRECORD" -q -g -F 199 -o a.data -- "$WL" hot3 0.5
+	# the environment's credentials are the ones sent: a wrong password is
+	# refused (the default user without a password would be let in)
+	PRECORD_CH_USER=precord PRECORD_CH_PASSWORD=wrong run "$PRECORD" push "$U1" --host cred a.data
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"Code: 193"* ]]
+	PRECORD_CH_USER=precord PRECORD_CH_PASSWORD=s3cret-pw run "$PRECORD" push "$U1" --host cred a.data
+	echo "$output"
+	[ "$status" -eq 0 ]
+	PRECORD_CH_USER=precord PRECORD_CH_PASSWORD=s3cret-pw run "$PRECORD" query "$U2" --host cred --totals
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == "cred $(samples a.data) "* ]]
+
+	# the URL's own user:password@ works, and no message shows it
+	hp=${U1#http://}
+	run "$PRECORD" query "http://precord:s3cret-pw@$hp" --host cred --totals
+	[ "$status" -eq 0 ]
+	[[ "$output" == "cred "* ]]
+	run "$PRECORD" query "http://precord:wrong-pw@$hp" --totals
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"http://precord:***@$hp"* ]]
+	[[ "$output" != *wrong-pw* ]]
+	run "$PRECORD" push "http://precord:s3cret-pw@127.0.0.1:1/" a.data
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"cannot reach ClickHouse at http://precord:***@127.0.0.1:1/"* ]]
+	[[ "$output" != *s3cret-pw* ]]
+
+	# --push with the password in the environment: not on the command line
+	PRECORD_CH_USER=precord PRECORD_CH_PASSWORD=s3cret-pw \
+		"$PRECORD" -g -F 99 -o e.data --switch-output=1s --push "$U1" --host cred-env \
+		-- "$WL" hot3 2.5 > e.out 2>&1 &
+	pid=$!
+	sleep 1.5
+	ps -o args= -p "$pid" > e.ps
+	wait "$pid"
+	cat e.out e.ps
+	! grep -q s3cret-pw e.ps
+	grep -q -- '--push: [1-9][0-9]* files pushed' e.out
+	[ "$(sql "$U1" "SELECT count() FROM precord_files WHERE host = 'cred-env'")" -ge 1 ]
+
+	# --push with the password in the URL: ps (once started), the summary
+	# line and the files' CMDLINE show none
+	"$PRECORD" -g -F 99 -o u.data --switch-output=1s --push "http://precord:s3cret-pw@$hp" \
+		--host cred-url -- "$WL" hot3 2.5 > u.out 2>&1 &
+	pid=$!
+	sleep 1.5
+	ps -o args= -p "$pid" > u.ps
+	wait "$pid"
+	cat u.out u.ps
+	! grep -q s3cret-pw u.ps
+	grep -qF "precord:*********@$hp" u.ps
+	! grep -q s3cret-pw u.out
+	grep -qF -- "files pushed to http://precord:***@$hp" u.out
+	for f in u.data.*; do
+		perf report -i "$f" --header-only 2>/dev/null | grep -F 'cmdline' | tee -a u.cmdline
+	done
+	grep -q -- '--push' u.cmdline
+	! grep -q s3cret-pw u.cmdline
+	[ "$(sql "$U1" "SELECT count() FROM precord_files WHERE host = 'cred-url'")" -ge 1 ]
+}

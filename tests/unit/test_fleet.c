@@ -3,6 +3,11 @@
  * TabSeparated parsing, and the flame graph's SVG. */
 #include "harness.h"
 
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 
 #include "fleet/flamegraph.h"
 #include "fleet/hash.h"
@@ -124,6 +129,124 @@ TEST(flamegraph_hostile_names)
 	flame__free(f);
 }
 
+/*
+ * A one-request HTTP server on loopback (a child process): answers
+ * `response` and hands back what the client sent.  Returns the port; the
+ * request is read by serve_done().
+ */
+static int serve_fd[2];
+static pid_t serve_pid;
+
+static int serve(const char *response)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof(sa);
+	int ls = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (ls < 0 || bind(ls, (struct sockaddr *)&sa, sizeof(sa)) || listen(ls, 1) ||
+	    getsockname(ls, (struct sockaddr *)&sa, &sl) || pipe(serve_fd))
+		return -1;
+	serve_pid = fork();
+	if (serve_pid == 0) {
+		char req[8192];
+		ssize_t n = 0, r;
+		int c = accept(ls, NULL, NULL);
+
+		while (c >= 0 && n < (ssize_t)sizeof(req) && !memmem(req, (size_t)n, "\r\n\r\n", 4) &&
+		       (r = read(c, req + n, sizeof(req) - (size_t)n)) > 0)
+			n += r;
+		if (c >= 0 && write(c, response, strlen(response)) < 0)
+			n = 0;
+		if (write(serve_fd[1], req, (size_t)n) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(ls);
+	close(serve_fd[1]);
+	return ntohs(sa.sin_port);
+}
+
+static char *serve_done(void)
+{
+	static char req[8192];
+	ssize_t n = 0, r;
+
+	while (n < (ssize_t)sizeof(req) - 1 && (r = read(serve_fd[0], req + n, sizeof(req) - 1 - (size_t)n)) > 0)
+		n += r;
+	req[n] = 0;
+	close(serve_fd[0]);
+	waitpid(serve_pid, NULL, 0);
+	return req;
+}
+
+/* Issue 18, finding 9: the credentials from the environment go in an
+ * Authorization header; a URL's password is in no message. */
+TEST(store_credentials)
+{
+	char url[128];
+	struct pbuf out = { 0 };
+	struct ch_conn *c;
+	int port;
+
+	/* PRECORD_CH_USER / PRECORD_CH_PASSWORD: Basic Ym9iOnB3 is bob:pw */
+	setenv("PRECORD_CH_USER", "bob", 1);
+	setenv("PRECORD_CH_PASSWORD", "pw", 1);
+	port = serve("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n1\n");
+	CHECK(port > 0);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", port);
+	c = ch_conn__new(url);
+	CHECK(c != NULL);
+	if (c) {
+		CHECK_EQ(ch_conn__exec(c, "SELECT 1", NULL, 0, &out), 0);
+		ch_conn__free(c);
+	}
+	CHECK(strstr(serve_done(), "\r\nAuthorization: Basic Ym9iOnB3\r\n"));
+	/* a password alone goes with the URL's user */
+	unsetenv("PRECORD_CH_USER");
+	port = serve("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+	snprintf(url, sizeof(url), "http://carol@127.0.0.1:%d/", port);
+	c = ch_conn__new(url);
+	CHECK(c != NULL);
+	if (c) {
+		CHECK_EQ(ch_conn__exec(c, "SELECT 1", NULL, 0, &out), 0);
+		ch_conn__free(c);
+	}
+	CHECK(strstr(serve_done(), "\r\nAuthorization: Basic Y2Fyb2w6cHc=\r\n"));	/* carol:pw */
+	unsetenv("PRECORD_CH_PASSWORD");
+
+	/* the server's error: the URL without its password, the body's
+	 * control bytes escaped */
+	port = serve("HTTP/1.1 500 Internal Server Error\r\nContent-Length: 24\r\nConnection: close\r\n\r\n"
+		     "Code: 62, \x1b[2J\x07" "forged\nx\n");
+	snprintf(url, sizeof(url), "http://alice:s3cret@127.0.0.1:%d/", port);
+	c = ch_conn__new(url);
+	CHECK(c != NULL);
+	if (c) {
+		ch_conn__set_retry(c, 1, 0);
+		CHECK_EQ(ch_conn__exec(c, "SELECT 1", NULL, 0, &out), -EIO);
+		CHECK(strstr(ch_conn__error(c), "alice:***@127.0.0.1"));
+		CHECK(strstr(ch_conn__error(c), "Code: 62, \\x1b[2J\\x07forged"));
+		CHECK(!strstr(ch_conn__error(c), "s3cret"));
+		CHECK(!strstr(ch_conn__url(c), "s3cret"));
+		ch_conn__free(c);
+	}
+	/* the URL's own credentials still go to the server */
+	CHECK(strstr(serve_done(), "\r\nAuthorization: Basic YWxpY2U6czNjcmV0\r\n"));
+
+	/* a store that cannot be reached */
+	c = ch_conn__new("http://alice:s3cret@127.0.0.1:1/");
+	CHECK(c != NULL);
+	if (c) {
+		ch_conn__set_retry(c, 1, 0);
+		ch_conn__set_timeout(c, 2);
+		CHECK_EQ(ch_conn__exec(c, "SELECT 1", NULL, 0, &out), -EAGAIN);
+		CHECK(strstr(ch_conn__error(c), "cannot reach ClickHouse at http://alice:***@127.0.0.1:1/"));
+		CHECK(!strstr(ch_conn__error(c), "s3cret"));
+		ch_conn__free(c);
+	}
+	pbuf_free(&out);
+}
+
 int main(void)
 {
 	RUN(hash_is_stable);
@@ -131,5 +254,6 @@ int main(void)
 	RUN(tsv_fields_and_arrays);
 	RUN(flamegraph_svg);
 	RUN(flamegraph_hostile_names);
+	RUN(store_credentials);
 	return HARNESS_DONE();
 }

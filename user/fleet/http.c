@@ -9,9 +9,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/printable.h"
+
 struct ch_conn {
 	CURL *curl;
 	char *url;		/* as given, with '?' or '&' ready for query= */
+	char shown[160];	/* url for messages: no password, cut */
+	char *user, *password;	/* PRECORD_CH_USER, PRECORD_CH_PASSWORD: NULL unset */
 	char sep;
 	int attempts;
 	int first_ms;
@@ -25,6 +29,41 @@ static CURLcode curl_init_rc;
 static void curl_init(void)
 {
 	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+/* The user's name in the URL (decoded), NULL for none. */
+static char *url_user(const char *url)
+{
+	CURLU *h = curl_url();
+	char *u = NULL, *copy = NULL;
+
+	if (h && !curl_url_set(h, CURLUPART_URL, url, 0) &&
+	    !curl_url_get(h, CURLUPART_USER, &u, CURLU_URLDECODE) && u && *u)
+		copy = strdup(u);
+	curl_free(u);
+	curl_url_cleanup(h);
+	return copy;
+}
+
+/*
+ * Credentials from the environment, which only the user running precord
+ * (and root) can read, unlike the command line that ps shows everyone.
+ * They take precedence over a user:password@ in the URL.  A password
+ * without a user goes with the URL's user, else ClickHouse's "default".
+ */
+static int ch_conn_credentials(struct ch_conn *c)
+{
+	const char *user = getenv("PRECORD_CH_USER"), *pw = getenv("PRECORD_CH_PASSWORD");
+
+	if (user && *user)
+		c->user = strdup(user);
+	else if (pw && !(c->user = url_user(c->url)))
+		c->user = strdup("default");
+	if (pw)
+		c->password = strdup(pw);
+	if (((user && *user) || pw) && !c->user)
+		return -ENOMEM;
+	return pw && !c->password ? -ENOMEM : 0;
 }
 
 struct ch_conn *ch_conn__new(const char *url)
@@ -45,11 +84,12 @@ struct ch_conn *ch_conn__new(const char *url)
 		return NULL;
 	c->url = strdup(url);
 	c->curl = curl_easy_init();
-	if (!c->url || !c->curl) {
+	if (!c->url || !c->curl || ch_conn_credentials(c)) {
 		ch_conn__free(c);
 		errno = ENOMEM;
 		return NULL;
 	}
+	printable_url(c->shown, sizeof(c->shown), url);
 	c->sep = strchr(url, '?') ? '&' : '?';
 	c->attempts = 4;
 	c->first_ms = 500;
@@ -63,6 +103,10 @@ void ch_conn__free(struct ch_conn *c)
 		return;
 	if (c->curl)
 		curl_easy_cleanup(c->curl);
+	if (c->password)
+		memset(c->password, 0, strlen(c->password));
+	free(c->user);
+	free(c->password);
 	free(c->url);
 	free(c);
 }
@@ -85,7 +129,7 @@ const char *ch_conn__error(const struct ch_conn *c)
 
 const char *ch_conn__url(const struct ch_conn *c)
 {
-	return c->url;
+	return c->shown;
 }
 
 static size_t on_data(char *p, size_t size, size_t n, void *arg)
@@ -120,6 +164,7 @@ static void set_server_error(struct ch_conn *c, long status, const struct pbuf *
 {
 	size_t n = out->len;
 	const char *s = (const char *)out->data;
+	char said[256];
 
 	if (!s)
 		s = "", n = 0;
@@ -130,8 +175,8 @@ static void set_server_error(struct ch_conn *c, long status, const struct pbuf *
 		}
 	if (n > 240)
 		n = 240;
-	snprintf(c->err, sizeof(c->err), "ClickHouse at %s answered HTTP %ld: %.*s",
-		 c->url, status, (int)n, s);
+	snprintf(c->err, sizeof(c->err), "ClickHouse at %s answered HTTP %ld: %s", c->shown,
+		 status, printable_mem(said, sizeof(said), s, n));
 }
 
 static int exec_one(struct ch_conn *c, const char *sql, const void *body, size_t len,
@@ -162,6 +207,10 @@ static int exec_one(struct ch_conn *c, const char *sql, const void *body, size_t
 	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, out);
 	curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
+	if (c->user)
+		curl_easy_setopt(c->curl, CURLOPT_USERNAME, c->user);
+	if (c->password)
+		curl_easy_setopt(c->curl, CURLOPT_PASSWORD, c->password);
 	curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT, c->timeout < 5 ? c->timeout : 5L);
 	curl_easy_setopt(c->curl, CURLOPT_TIMEOUT, c->timeout);
 	rc = curl_easy_perform(c->curl);
@@ -173,7 +222,7 @@ static int exec_one(struct ch_conn *c, const char *sql, const void *body, size_t
 	out->len--;
 	if (rc != CURLE_OK) {
 		snprintf(c->err, sizeof(c->err), "cannot reach ClickHouse at %s: %s (is clickhouse-server running, and is that its http_port?)",
-			 c->url, curl_easy_strerror(rc));
+			 c->shown, curl_easy_strerror(rc));
 		return -EAGAIN;
 	}
 	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);

@@ -14,7 +14,12 @@
 
 struct ch_conn;
 
-/* url: http://HOST:PORT/ (a path or ?settings may follow).  NULL + errno. */
+/*
+ * url: http://HOST:PORT/ (a path or ?settings may follow).  NULL + errno.
+ * The user and password come from PRECORD_CH_USER and PRECORD_CH_PASSWORD
+ * when set (before the URL's user:password@); messages show the URL
+ * without its password (ch_conn__url).
+ */
 struct ch_conn *ch_conn__new(const char *url);
 void ch_conn__free(struct ch_conn *c);
 
@@ -41,7 +46,14 @@ int ch_conn__exec(struct ch_conn *c, const char *sql, const void *body, size_t l
 int ch_conn__exec_once(struct ch_conn *c, const char *sql, const void *body, size_t len,
 		       struct pbuf *out);
 const char *ch_conn__error(const struct ch_conn *c);
+/* The URL as messages show it: no password, escaped. */
 const char *ch_conn__url(const struct ch_conn *c);
+
+/* The commands' --help about credentials. */
+#define CH_CREDENTIALS_HELP \
+	"The store's user and password: PRECORD_CH_USER and PRECORD_CH_PASSWORD in\n" \
+	"the environment (other users cannot read it; a user:password@ in URL is\n" \
+	"shown by ps until precord starts, and never in precord's messages).\n"
 
 /* Append s to b quoted as a ClickHouse string literal ('...' with escapes). */
 int ch_quote(struct pbuf *b, const char *s);

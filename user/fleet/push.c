@@ -684,7 +684,8 @@ static void push_usage(FILE *f)
 	      "  --host NAME   the host's name in the store (default: the HOSTNAME the\n"
 	      "                file recorded, else this machine's name)\n"
 	      "  -q, --quiet   no line per file\n"
-	      "  -v, --verbose where the time went, per file\n",
+	      "  -v, --verbose where the time went, per file\n"
+	      CH_CREDENTIALS_HELP,
 	      f);
 }
 

@@ -12,6 +12,7 @@
 
 #include "fleet/push.h"
 #include "util/log.h"
+#include "util/printable.h"
 
 #define PUSHER_BACKOFF_FIRST_MS	1000
 #define PUSHER_BACKOFF_MAX_MS	30000
@@ -25,6 +26,7 @@ struct fleet_pusher {
 	pthread_cond_t cond;		/* a file came, or finishing began */
 	pthread_cond_t idle;		/* the queue emptied */
 	char *url, *host;
+	char shown[PRINTABLE_MAX];	/* url for messages: no password */
 	char **queue;			/* pending, oldest first */
 	size_t nr, cap;
 	bool finishing, stop, busy;
@@ -144,6 +146,7 @@ struct fleet_pusher *fleet_pusher__new(const char *url, const char *host)
 	}
 	p->url = strdup(url);
 	p->host = strdup(host);
+	printable_url(p->shown, sizeof(p->shown), url);
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
 	pthread_cond_init(&p->idle, NULL);
@@ -214,12 +217,12 @@ int fleet_pusher__finish(struct fleet_pusher *p, double wait_secs)
 	missed = (int)(left + p->dropped + p->failed);
 	if (missed)
 		pr_err("--push: %lu files pushed to %s, %lu were already there; NOT delivered: %zu still pending (kept on disk%s%s), %lu removed by --switch-max-files before they were pushed, %lu refused%s%s",
-			p->pushed, p->url, p->already, left, left ? ", first " : "",
+			p->pushed, p->shown, p->already, left, left ? ", first " : "",
 			left ? p->queue[0] : "", p->dropped, p->failed,
 			p->last_error[0] ? "; last error: " : "", p->last_error);
 	else if (log_verbosity >= 0 && p->pushed + p->already)
 		fprintf(stderr, "precord: --push: %lu files pushed to %s (%lu were already there)\n",
-			p->pushed, p->url, p->already);
+			p->pushed, p->shown, p->already);
 	if (p->busy) {
 		/* a request still running: its thread ends with the process,
 		 * the recording does not wait for it */

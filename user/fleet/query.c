@@ -45,7 +45,8 @@ static void query_usage(FILE *f)
 	      "  --children        shares of samples with the function anywhere on the stack\n"
 	      "  --totals          one line per host: HOST SAMPLES FIRST LAST (UTC)\n"
 	      "  --folded          collapsed stacks, root first: a;b;c COUNT\n"
-	      "  --flamegraph OUT.svg  an interactive flame graph (one file, no network)\n",
+	      "  --flamegraph OUT.svg  an interactive flame graph (one file, no network)\n"
+	      CH_CREDENTIALS_HELP,
 	      f);
 }
 

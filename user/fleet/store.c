@@ -9,6 +9,7 @@
 
 #include "fleet/fleet.h"
 #include "util/log.h"
+#include "util/printable.h"
 
 /*
  * ClickHouse 18.16: no Map, no codecs, no TTL.  Every table is partitioned
@@ -130,8 +131,10 @@ int fleet_store__open(struct fleet_store *s, const char *url, int attempts, char
 	memset(s, 0, sizeof(*s));
 	s->conn = ch_conn__new(url);
 	if (!s->conn) {
+		char shown[PRINTABLE_MAX];
+
 		snprintf(why, n, "bad store URL '%s': give http://HOST:PORT/ of a ClickHouse server's HTTP interface",
-			 url);
+			 printable_url(shown, sizeof(shown), url));
 		return -EINVAL;
 	}
 	ch_conn__set_retry(s->conn, attempts, 500);
@@ -146,7 +149,7 @@ int fleet_store__open(struct fleet_store *s, const char *url, int attempts, char
 	    !strstr((char *)out.data, "precord_stacks_local\n") ||
 	    !strstr((char *)out.data, "precord_files_local\n")) {
 		snprintf(why, n, "%s has no precord tables: create them with `precord fleet-schema %s [--cluster NAME]`",
-			 url, url);
+			 ch_conn__url(s->conn), ch_conn__url(s->conn));
 		err = -ENOENT;
 		goto fail;
 	}
@@ -177,7 +180,8 @@ static void schema_usage(FILE *f)
 	      "Create precord's tables on the ClickHouse server at URL (its HTTP\n"
 	      "interface, http://HOST:8123/); with --cluster also the Distributed\n"
 	      "tables over the cluster NAME of that server's remote_servers.  Run it\n"
-	      "once on every server of the cluster; running it again changes nothing.\n",
+	      "once on every server of the cluster; running it again changes nothing.\n"
+	      CH_CREDENTIALS_HELP,
 	      f);
 }
 
@@ -212,8 +216,10 @@ int fleet_schema_main(int argc, char **argv)
 	}
 	c = ch_conn__new(argv[optind]);
 	if (!c) {
+		char shown[PRINTABLE_MAX];
+
 		pr_err("fleet-schema: bad URL '%s': give http://HOST:PORT/ of a ClickHouse server",
-		       argv[optind]);
+		       printable_url(shown, sizeof(shown), argv[optind]));
 		return 2;
 	}
 	ch_conn__set_retry(c, 3, 300);
