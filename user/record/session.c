@@ -17,7 +17,6 @@
 #include "record/session.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +33,7 @@
 #include "record/file_features.h"
 #include "record/jit_sources.h"
 #include "record/output.h"
+#include "record/rings.h"
 #include "record/rotation.h"
 #include "record/sample_converter.h"
 #include "record/signals.h"
@@ -56,6 +56,7 @@ struct session {
 	struct output *out;
 	struct perfdata_writer *w;	/* out's */
 	struct sample_converter *conv;
+	struct rings *rings;		/* what feeds conv */
 	struct aggregator *agg;		/* NULL: no --aggregate */
 	struct unwinder *unwind;	/* NULL: no --call-graph ehframe */
 	struct cgroup_mount *cgroups;	/* --all-cgroups, -G: the cgroup2 mount */
@@ -116,6 +117,12 @@ static int make_converter(struct session *s)
 		return -errno;
 	file_features__set_converter(s->ff, s->conv);
 	bpf_sampler__set_consumer(s->bpf, sample_converter__ring_record, s->conv);
+	s->rings = rings__new(&(struct rings_config){
+		.ev = s->ev, .bpf = s->bpf, .trace = s->trace, .conv = s->conv,
+		.unwind = s->unwind,
+	});
+	if (!s->rings)
+		return -ENOMEM;
 	if (s->o->aggregate)
 		s->agg = aggregator__new_bpf(s->bpf, sample_converter__aggregated, s->conv);
 	return s->agg || !s->o->aggregate ? 0 : -errno;
@@ -257,54 +264,6 @@ static int setup(struct session *s)
 
 /* ---- record ------------------------------------------------------------- */
 
-/*
- * A side-band record to the converter, and the BPF ring emptied into
- * memory after it: with -a on a loaded machine, the mappings of new
- * processes (their files opened, their build-ids read) kept the loop away
- * from the ring for up to 0.6 s, as long as dwarf samples take to fill
- * it.  Their samples are still converted after the side-band, as before.
- */
-static int sideband_record(void *ctx, const struct perf_event_header *h)
-{
-	struct session *s = ctx;
-	int err = sample_converter__sideband_record(s->conv, h);
-
-	return err < 0 ? err : bpf_sampler__pump(s->bpf);
-}
-
-static int drain(struct session *s)
-{
-	int err = event_set__drain_sideband(s->ev, sideband_record, s);
-
-	if (err >= 0)
-		unwinder__flush(s->unwind);
-	if (err >= 0)
-		err = bpf_sampler__consume(s->bpf);
-	if (err >= 0)
-		err = tracing__consume(s->trace, s->w);
-	return err < 0 ? err : 0;
-}
-
-/* Samples dropped (BPF's ring, tracing's) since the last call: recorded. */
-static int report_drops(struct session *s, __u64 time)
-{
-	return sample_converter__report_lost(s->conv, bpf_sampler__drops(s->bpf) +
-					     tracing__lost(s->trace), time);
-}
-
-/* Sleep until a ring has data or timeout_ms passes. */
-static int wait_for_data(struct session *s, int timeout_ms)
-{
-	struct pollfd p[2] = {
-		{ .fd = bpf_sampler__epoll_fd(s->bpf), .events = POLLIN },
-		{ .fd = tracing__fd(s->trace), .events = POLLIN },
-	};
-
-	if (poll(p, p[1].fd >= 0 ? 2 : 1, timeout_ms) < 0 && errno != EINTR)
-		return -errno;
-	return 0;
-}
-
 /* One round: what arrived is queued, what is older than the previous
  * round's mark (and tracing's watermark) flushed. */
 static int round_trip(struct session *s, __u64 mark, __u64 prev_mark)
@@ -316,16 +275,16 @@ static int round_trip(struct session *s, __u64 mark, __u64 prev_mark)
 	 * its samples' full stacks).
 	 */
 	bool early = s->unwind && mark - s->start_ns < 1000000000ULL;
-	int err = wait_for_data(s, early ? 10 : 100);
+	int err = rings__wait(s->rings, early ? 10 : 100);
 
 	if (err >= 0)
-		err = drain(s);
+		err = rings__drain(s->rings, s->w);
 	if (!err)
 		err = aggregator__round(s->agg, clock_ns(CLOCK_MONOTONIC));
 	if (!err)
 		err = jit_sources__poll(s->jit, s->start_ns);
 	if (!err)
-		err = report_drops(s, mark);
+		err = rings__report_drops(s->rings, mark);
 	if (!err)
 		err = output__keep_room(s->out, dso_table__build_id_bytes(s->dt));
 	if (!err) {
@@ -405,7 +364,7 @@ static int finish_file(struct session *s)
 	bool stopped = perfdata_writer__error(s->w) != 0;
 	int err;
 
-	err = stopped ? 0 : drain(s);
+	err = stopped ? 0 : rings__drain(s->rings, s->w);
 	if (!err && !stopped)
 		err = aggregator__flush(s->agg, clock_ns(CLOCK_MONOTONIC));
 	if (!err)
@@ -416,7 +375,7 @@ static int finish_file(struct session *s)
 	if (jit_sources__images_lost(s->jit))
 		s->lost_output = true;
 	if (!err && !stopped)
-		err = report_drops(s, clock_ns(CLOCK_MONOTONIC));
+		err = rings__report_drops(s->rings, clock_ns(CLOCK_MONOTONIC));
 	if (err)
 		return err;
 	err = file_features__write(s->ff, s->out);
@@ -484,6 +443,7 @@ static void teardown(struct session *s)
 	event_set__free(s->ev);
 	bpf_sampler__free(s->bpf);
 	aggregator__free(s->agg);
+	rings__free(s->rings);
 	sample_converter__free(s->conv);
 	unwinder__free(s->unwind);
 	output__free(s->out);		/* unfinished: removed */
