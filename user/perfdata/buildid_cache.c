@@ -37,6 +37,7 @@
 #include "elf/buildid.h"
 #include "util/io.h"
 #include "util/log.h"
+#include "util/printable.h"
 
 #define CONFIG_FILE_MAX		(1u << 20)
 #define CONFIG_VALUE_MAX	1024		/* perf's parse_value() limit */
@@ -369,11 +370,13 @@ static void size_str(__u64 n, char *buf, size_t size)
 		snprintf(buf, size, "%llu bytes", (unsigned long long)n);
 }
 
-/* The first refusal of each kind is said; later ones at -vv. */
-static void budget_refused(const char *name, int err)
+/* The first refusal of each kind is said; later ones at -vv.  name is
+ * a target's: escaped. */
+static void budget_refused(const char *path, int err)
 {
-	char lim[32];
+	char lim[32], name[PRINTABLE_MAX];
 
+	printable(name, sizeof(name), path);
 	if (err == -EFBIG && !budget.said_file) {
 		budget.said_file = true;
 		size_str(budget.max_file, lim, sizeof(lim));
@@ -830,11 +833,14 @@ static int cache_add(const char *cache_dir, const char *name, const __u8 *id,
 	if (!err)
 		err = cache_link(rootfd, hex, rel);
 	close(rootfd);
-	if (err == -EFBIG || err == -EDQUOT)
+	if (err == -EFBIG || err == -EDQUOT) {
 		budget_refused(name, err);
-	else if (err)
+	} else if (err) {
+		char shown[PRINTABLE_MAX];
+
 		pr_debug("build-id cache: cannot add %s (%s) to %s: %s",
-			 name, hex, cache_dir, strerror(-err));
+			 printable(shown, sizeof(shown), name), hex, cache_dir, strerror(-err));
+	}
 	return err;
 }
 
