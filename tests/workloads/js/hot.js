@@ -5,18 +5,19 @@
 // 50%, 30% and 20% of the CPU time.  That is their design, not a
 // measurement (the three copies of the code need not run at one speed on
 // every CPU), so the workload measures the process CPU time each took
-// (process.cpuUsage() around every call: node's other threads are idle
-// while they run) and prints it at exit, with one checksum:
+// (process.cpuUsage() around every call and around the warm-up of each:
+// node's other threads are idle while they run, but for V8 compiling them
+// in the warm-up, a few ms) and prints it at exit, with one checksum:
 //
-//   hot.js checksum N
-//   hot.js cpu hotFifty F hotThirty T hotTwenty W total P
+//   hot.js checksum C
+//   hot.js cpu hotFifty F hotThirty T hotTwenty W total P pid N
 //
 // F, T, W: seconds of CPU time inside each function; P: the process's CPU
-// time since it started, read at the end.  A profile's self share of
-// hotFifty in the process should be F / P, up to sampling noise.  It runs
-// rounds of the three until the process has used SECONDS of CPU time
-// (default 3), so a test gets about as many samples on a faster or slower
-// machine.
+// time since it started, read at the end; N: its process id.  A profile's
+// share of hotFifty in the process should be F / P, up to sampling noise.
+// It runs rounds of the three until the process has used SECONDS of CPU
+// time (default 3), so a test gets about as many samples on a faster or
+// slower machine.
 //
 //   node --perf-prof --interpreted-frames-native-stack hot.js [SECONDS]
 //        (writes jit-<pid>.dump in the current directory)
@@ -52,23 +53,28 @@ function hotTwenty(n, seed) {
 	return x;
 }
 
-// Warm up: get all three optimized before the long calls, otherwise V8's
-// tiering (on-stack replacement in the middle of a long loop) makes the
-// split between them vary from run to run by 20 points.
-for (let w = 0; w < 2000; w++) {
-	hotFifty(1000, w);
-	hotThirty(1000, w);
-	hotTwenty(1000, w);
-}
-
 function cpuSeconds() {
 	const u = process.cpuUsage();
 	return (u.user + u.system) / 1e6;
 }
 
-let sum = 0;
+// Warm up: get all three optimized before the long calls, otherwise V8's
+// tiering (on-stack replacement in the middle of a long loop) makes the
+// split between them vary from run to run by 20 points.  Timed too: in a
+// 0.2 s process it is a fifth of the functions' time.
 let f = 0, t = 0, w = 0;
 let t0, t1 = cpuSeconds();
+for (let i = 0; i < 2000; i++)
+	hotFifty(1000, i);
+t0 = t1; t1 = cpuSeconds(); f += t1 - t0;
+for (let i = 0; i < 2000; i++)
+	hotThirty(1000, i);
+t0 = t1; t1 = cpuSeconds(); t += t1 - t0;
+for (let i = 0; i < 2000; i++)
+	hotTwenty(1000, i);
+t0 = t1; t1 = cpuSeconds(); w += t1 - t0;
+
+let sum = 0;
 for (let r = 0; t1 < SECONDS; r++) {
 	t0 = t1;
 	sum = (sum + hotFifty(5 * UNIT, r)) | 0;
@@ -80,4 +86,4 @@ for (let r = 0; t1 < SECONDS; r++) {
 }
 console.log(`hot.js checksum ${sum >>> 0}`);
 console.log(`hot.js cpu hotFifty ${f.toFixed(6)} hotThirty ${t.toFixed(6)} ` +
-	`hotTwenty ${w.toFixed(6)} total ${cpuSeconds().toFixed(6)}`);
+	`hotTwenty ${w.toFixed(6)} total ${cpuSeconds().toFixed(6)} pid ${process.pid}`);
