@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -137,7 +138,8 @@ TEST(flamegraph_hostile_names)
 static int serve_fd[2];
 static pid_t serve_pid;
 
-static int serve(const char *response)
+/* One request answered with response, then pad bytes of 'x'. */
+static int serve_padded(const char *response, size_t pad)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t sl = sizeof(sa);
@@ -155,8 +157,19 @@ static int serve(const char *response)
 		while (c >= 0 && n < (ssize_t)sizeof(req) && !memmem(req, (size_t)n, "\r\n\r\n", 4) &&
 		       (r = read(c, req + n, sizeof(req) - (size_t)n)) > 0)
 			n += r;
+		signal(SIGPIPE, SIG_IGN);	/* a client that stops reading */
 		if (c >= 0 && write(c, response, strlen(response)) < 0)
 			n = 0;
+		for (size_t at = 0; c >= 0 && at < pad;) {
+			static char xs[65536];
+			size_t k = pad - at < sizeof(xs) ? pad - at : sizeof(xs);
+
+			memset(xs, 'x', sizeof(xs));
+			r = write(c, xs, k);
+			if (r <= 0)
+				break;
+			at += (size_t)r;
+		}
 		if (write(serve_fd[1], req, (size_t)n) < 0)
 			_exit(1);
 		_exit(0);
@@ -164,6 +177,11 @@ static int serve(const char *response)
 	close(ls);
 	close(serve_fd[1]);
 	return ntohs(sa.sin_port);
+}
+
+static int serve(const char *response)
+{
+	return serve_padded(response, 0);
 }
 
 static char *serve_done(void)
@@ -247,6 +265,53 @@ TEST(store_credentials)
 	pbuf_free(&out);
 }
 
+/* Issue 18, finding 10: a store's answer is read up to 64 MiB for a
+ * query and 1 MiB for an insert; past it the request fails at once, in
+ * one line, without a retry (the old code read 1500 MiB into the root
+ * recorder). */
+static int exec_answer(size_t bytes, bool insert, struct pbuf *out, char *err, size_t size)
+{
+	char url[128], head[160];
+	struct ch_conn *c;
+	int port, rc = -1;
+
+	snprintf(head, sizeof(head), "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
+		 bytes);
+	port = serve_padded(head, bytes);
+	CHECK(port > 0);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", port);
+	c = ch_conn__new(url);
+	CHECK(c != NULL);
+	if (c) {
+		ch_conn__set_retry(c, 3, 0);
+		rc = insert ? ch_conn__exec(c, "INSERT INTO t FORMAT TabSeparated", "1\n", 2, out)
+			    : ch_conn__exec(c, "SELECT 1", NULL, 0, out);
+		snprintf(err, size, "%s", ch_conn__error(c));
+		ch_conn__free(c);
+	}
+	serve_done();
+	return rc;
+}
+
+TEST(store_answer_bounded)
+{
+	struct pbuf out = { 0 };
+	char err[320];
+
+	CHECK_EQ(exec_answer((64u << 20) + 4096, false, &out, err, sizeof(err)), -EFBIG);
+	CHECK(strstr(err, "answered more than 64 MiB to one query"));
+	CHECK(strstr(err, "http://127.0.0.1:"));
+	CHECK(out.len == 0 && out.cap <= (64u << 20) + (64u << 20));
+	CHECK_EQ(exec_answer((1u << 20) + 1, true, &out, err, sizeof(err)), -EFBIG);
+	CHECK(strstr(err, "answered more than 1 MiB to one insert"));
+	/* up to the limits: read whole */
+	CHECK_EQ(exec_answer(1u << 20, true, &out, err, sizeof(err)), 0);
+	CHECK_EQ(out.len, 1u << 20);
+	CHECK_EQ(exec_answer(8u << 20, false, &out, err, sizeof(err)), 0);
+	CHECK_EQ(out.len, 8u << 20);
+	pbuf_free(&out);
+}
+
 int main(void)
 {
 	RUN(hash_is_stable);
@@ -255,5 +320,6 @@ int main(void)
 	RUN(flamegraph_svg);
 	RUN(flamegraph_hostile_names);
 	RUN(store_credentials);
+	RUN(store_answer_bounded);
 	return HARNESS_DONE();
 }

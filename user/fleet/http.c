@@ -132,11 +132,22 @@ const char *ch_conn__url(const struct ch_conn *c)
 	return c->shown;
 }
 
+/* The answer into out, up to max bytes: past it the transfer stops. */
+struct answer {
+	struct pbuf *out;
+	size_t max;
+	bool over;
+};
+
 static size_t on_data(char *p, size_t size, size_t n, void *arg)
 {
-	struct pbuf *out = arg;
+	struct answer *a = arg;
 
-	return pbuf_put(out, p, size * n) ? 0 : size * n;
+	if (n && size > (a->max - a->out->len) / n) {
+		a->over = true;
+		return 0;	/* CURLE_WRITE_ERROR */
+	}
+	return pbuf_put(a->out, p, size * n) ? 0 : size * n;
 }
 
 /*
@@ -183,6 +194,7 @@ static int exec_one(struct ch_conn *c, const char *sql, const void *body, size_t
 		    struct pbuf *out)
 {
 	char *q = curl_easy_escape(c->curl, sql, 0);
+	struct answer a = { out, body ? CH_ANSWER_MAX_INSERT : CH_ANSWER_MAX_QUERY, false };
 	char *url = NULL;
 	long status = 0;
 	CURLcode rc;
@@ -205,7 +217,7 @@ static int exec_one(struct ch_conn *c, const char *sql, const void *body, size_t
 	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body ? (const char *)body : "");
 	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(body ? len : 0));
 	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, out);
+	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, &a);
 	curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
 	if (c->user)
 		curl_easy_setopt(c->curl, CURLOPT_USERNAME, c->user);
@@ -215,6 +227,15 @@ static int exec_one(struct ch_conn *c, const char *sql, const void *body, size_t
 	curl_easy_setopt(c->curl, CURLOPT_TIMEOUT, c->timeout);
 	rc = curl_easy_perform(c->curl);
 	free(url);
+	if (a.over) {
+		/* not retried: the same statement gets the same answer */
+		pbuf_reset(out);
+		if (!pbuf_put_u8(out, 0))
+			out->len--;
+		snprintf(c->err, sizeof(c->err), "ClickHouse at %s answered more than %zu MiB to one %s; stopped reading it (narrow the query)",
+			 c->shown, a.max >> 20, body ? "insert" : "query");
+		return -EFBIG;
+	}
 	if (pbuf_put_u8(out, 0)) {
 		snprintf(c->err, sizeof(c->err), "out of memory reading ClickHouse's answer");
 		return -ENOMEM;

@@ -33,10 +33,21 @@ void ch_conn__set_retry(struct ch_conn *c, int attempts, int first_ms);
 void ch_conn__set_timeout(struct ch_conn *c, long secs);
 
 /*
+ * The most an answer may hold: a query's rows, and what the store says to
+ * an insert (a line, or an error).  A longer answer is not read further
+ * (precord runs as root on every host: the store's answers are bounded
+ * like its inputs).
+ */
+#define CH_ANSWER_MAX_QUERY	(64u << 20)
+#define CH_ANSWER_MAX_INSERT	(1u << 20)
+
+/*
  * Run sql with body (NULL: none) as its data; the answer into out
  * (NUL-terminated, out->len excludes the NUL).  0, or -EIO (the server's
- * error: retrying does not help) or -EAGAIN (the store could not be
- * reached or was overloaded after every attempt); ch_conn__error() then
+ * error: retrying does not help), -EFBIG (the answer was longer than
+ * CH_ANSWER_MAX_QUERY, or CH_ANSWER_MAX_INSERT with a body: not retried)
+ * or -EAGAIN (the store could not be reached, was overloaded, or took
+ * longer than the timeout, after every attempt); ch_conn__error() then
  * says what happened in one line.
  */
 int ch_conn__exec(struct ch_conn *c, const char *sql, const void *body, size_t len,
