@@ -97,3 +97,21 @@ check_shares() {
 	ls -A "$T" | grep -v -e '^home$' -e '\.data' -e '\.pb\.gz$' -e '^go' -e '^pprof$' && false
 	true
 }
+
+# Issue 18, finding 14: the output is created new (a planted symlink at
+# OUT is replaced, its target untouched) with the umask's mode, not 0644.
+@test "export --pprof: the output honours the umask and replaces a planted symlink" {
+	"$PRECORD" -q -F 999 -g -o x.data -- "$WL" hot3 0.3
+	(umask 077 && "$PRECORD" export --pprof -i x.data -o u.pb.gz)
+	[ "$(stat -c %a u.pb.gz)" = 600 ]
+	(umask 022 && "$PRECORD" export --pprof -i x.data -o v.pb.gz)
+	[ "$(stat -c %a v.pb.gz)" = 644 ]
+	printf 'secret\n' > victim && chmod 600 victim
+	ln -s victim planted.pb.gz
+	"$PRECORD" export --pprof -i x.data -o planted.pb.gz
+	[ "$(cat victim)" = secret ]
+	[ "$(stat -c %a victim)" = 600 ]
+	[ ! -L planted.pb.gz ]
+	gzip -t planted.pb.gz
+	! ls | grep -q '\.tmp'
+}

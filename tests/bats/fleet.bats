@@ -355,3 +355,22 @@ SQL
 	! grep -q s3cret-pw u.cmdline
 	[ "$(sql "$U1" "SELECT count() FROM precord_files WHERE host = 'cred-url'")" -ge 1 ]
 }
+
+# Issue 18, finding 14: --flamegraph OUT is created new beside OUT and
+# renamed over it: a symlink planted at OUT (here to a root 0600 file) is
+# replaced, never followed; the umask holds.
+@test "fleet: --flamegraph replaces a planted symlink, never writes through it; honours the umask" {
+	"$PRECORD" -q -g -F 999 -o a.data -- "$WL" hot3 0.5
+	"$PRECORD" push "$U1" --host sym-host a.data
+	printf 'root secret\n' > victim && chmod 600 victim
+	ln -s "$T/victim" flame.svg
+	(umask 077 && "$PRECORD" query "$U2" --host sym-host --flamegraph flame.svg)
+	[ "$(cat victim)" = "root secret" ]
+	[ "$(stat -c %a victim)" = 600 ]
+	[ ! -L flame.svg ]
+	grep -q '>hot3 (' flame.svg
+	[ "$(stat -c %a flame.svg)" = 600 ]
+	(umask 022 && "$PRECORD" query "$U2" --host sym-host --flamegraph flame.svg)
+	[ "$(stat -c %a flame.svg)" = 644 ]
+	! ls | grep -q '\.tmp'
+}

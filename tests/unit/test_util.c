@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "harness.h"
@@ -103,6 +104,43 @@ TEST(io_write_full_reports_a_closed_pipe)
 	CHECK_EQ(write_full(p[1], "x", 1), -EPIPE);
 	signal(SIGPIPE, SIG_DFL);
 	close(p[1]);
+}
+
+/* Issue 18, finding 14: a replacement is created new (never through a
+ * planted symlink), with the umask's mode, and renamed over the name. */
+TEST(io_replacement_ignores_planted_names)
+{
+	char path[64], victim[64], tmp[128];
+	struct stat st;
+	mode_t old = umask(027);
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/out", dir);
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	fd = open(victim, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0 && write(fd, "secret", 6) == 6);
+	close(fd);
+	CHECK_EQ(symlink(victim, path), 0);
+	fd = create_replacement(path, tmp, sizeof(tmp));
+	CHECK(fd >= 0);
+	CHECK(!strncmp(tmp, path, strlen(path)) && strstr(tmp, ".tmp"));
+	CHECK(fd >= 0 && write(fd, "new", 3) == 3);
+	CHECK(!fstat(fd, &st) && (st.st_mode & 0777) == 0640);
+	close(fd);
+	CHECK_EQ(commit_replacement(tmp, path, 0), 0);
+	CHECK(!lstat(path, &st) && S_ISREG(st.st_mode) && st.st_size == 3);
+	CHECK(!stat(victim, &st) && st.st_size == 6 && (st.st_mode & 0777) == 0600);
+	/* a failure leaves the old file and no temporary */
+	fd = create_replacement(path, tmp, sizeof(tmp));
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK_EQ(commit_replacement(tmp, path, -EIO), -EIO);
+	CHECK(lstat(tmp, &st) && errno == ENOENT);
+	CHECK(!stat(path, &st) && st.st_size == 3);
+	CHECK_EQ(create_replacement(path, tmp, 8), -ENAMETOOLONG);
+	unlink(path);
+	unlink(victim);
+	umask(old);
 }
 
 TEST(le_loads_unaligned)
@@ -317,6 +355,7 @@ int main(void)
 		RUN(io_errors_are_negative_errno);
 		RUN(io_read_full_gathers_short_reads);
 		RUN(io_write_full_reports_a_closed_pipe);
+		RUN(io_replacement_ignores_planted_names);
 		RUN(le_loads_unaligned);
 		RUN(le_stores_unaligned);
 		RUN(leb128_round_trips);

@@ -11,11 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "fleet/fleet.h"
 #include "fleet/flamegraph.h"
 #include "fleet/store.h"
 #include "fleet/tsv.h"
+#include "util/io.h"
 #include "util/log.h"
 #include "util/printable.h"
 
@@ -439,11 +441,33 @@ static int report_folded(struct qstack *st, size_t n)
 	return fflush(stdout) ? -EIO : 0;
 }
 
+/* OUT.svg written new beside it and renamed over it (util/io.h): a
+ * symlink planted at OUT is replaced, never followed; the umask holds. */
+static FILE *open_svg(const char *path, char *tmp, size_t size)
+{
+	int fd = create_replacement(path, tmp, size);
+	FILE *f;
+
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
+	f = fdopen(fd, "w");
+	if (!f) {
+		int err = errno;
+
+		close(fd);
+		commit_replacement(tmp, path, -err);
+		errno = err;
+	}
+	return f;
+}
+
 static int report_flamegraph(const struct qargs *a, struct qstack *st, size_t n)
 {
 	struct flame *f = flame__new();
 	const char **frames = NULL;
-	char title[512];
+	char title[512], tmp[4096];
 	FILE *out;
 	int err = 0;
 
@@ -465,7 +489,7 @@ static int report_flamegraph(const struct qargs *a, struct qstack *st, size_t n)
 	snprintf(title, sizeof(title), "precord: %s%s%s%s%s", a->host ? "host " : "all hosts",
 		 a->host ? a->host : "", a->comm ? ", comm " : "", a->comm ? a->comm : "",
 		 a->since ? ", recent" : "");
-	out = err ? NULL : fopen(a->svg, "w");
+	out = err ? NULL : open_svg(a->svg, tmp, sizeof(tmp));
 	if (!err && !out) {
 		err = -errno;
 		pr_err("query: cannot write %s: %s", a->svg, strerror(errno));
@@ -474,6 +498,7 @@ static int report_flamegraph(const struct qargs *a, struct qstack *st, size_t n)
 		err = flame__write_svg(f, out, title);
 		if (fclose(out) && !err)
 			err = -EIO;
+		err = commit_replacement(tmp, a->svg, err);
 		if (err)
 			pr_err("query: writing %s failed: %s", a->svg, strerror(-err));
 	}

@@ -20,6 +20,7 @@
 #include "gen/profile.pb-c.h"
 #include "report/profile.h"
 #include "util/array.h"
+#include "util/io.h"
 #include "util/keymap.h"
 #include "util/log.h"
 
@@ -355,20 +356,15 @@ static int assemble(struct builder *b, const struct profile_info *info, bool ns,
 static int write_gz(const char *out, const void *data, size_t len)
 {
 	char tmp[4096];
-	int fd, err = 0;
+	int fd = create_replacement(out, tmp, sizeof(tmp)), err = 0;
 	gzFile gz;
 
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmpXXXXXX", out) >= sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = mkstemp(tmp);
 	if (fd < 0)
-		return -errno;
-	fchmod(fd, 0644);
+		return fd;
 	gz = gzdopen(fd, "wb");
 	if (!gz) {
 		close(fd);
-		unlink(tmp);
-		return -ENOMEM;
+		return commit_replacement(tmp, out, -ENOMEM);
 	}
 	for (size_t at = 0; !err && at < len;) {
 		unsigned int chunk = len - at > (1u << 30) ? (1u << 30) : (unsigned int)(len - at);
@@ -380,11 +376,7 @@ static int write_gz(const char *out, const void *data, size_t len)
 	}
 	if (gzclose(gz) != Z_OK && !err)
 		err = errno ? -errno : -EIO;
-	if (!err && rename(tmp, out))
-		err = -errno;
-	if (err)
-		unlink(tmp);
-	return err;
+	return commit_replacement(tmp, out, err);
 }
 
 int pprof_export(const char *in, const char *out, const struct pprof_opts *o)

@@ -2,6 +2,9 @@
 #include "util/io.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 /* off < 0: read(2) at the file position, else pread(2) at off. */
@@ -67,4 +70,40 @@ int pwrite_full(int fd, const void *buf, size_t n, off_t off)
 	if (off < 0)
 		return -EINVAL;
 	return write_loop(fd, buf, n, off);
+}
+
+int create_replacement(const char *path, char *tmp, size_t size)
+{
+	static const char digits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+
+	for (int tries = 0; tries < 100; tries++) {
+		unsigned char rnd[6];
+		char suffix[7];
+		int fd, n;
+
+		if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+			return -errno;
+		for (size_t i = 0; i < sizeof(rnd); i++)
+			suffix[i] = digits[rnd[i] % 36];
+		suffix[6] = 0;
+		n = snprintf(tmp, size, "%s.tmp%s", path, suffix);
+		if (n < 0 || (size_t)n >= size)
+			return -ENAMETOOLONG;
+		/* 0666: the kernel applies the umask (and a default ACL) */
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+		if (fd >= 0)
+			return fd;
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
+}
+
+int commit_replacement(const char *tmp, const char *path, int err)
+{
+	if (!err && rename(tmp, path))
+		err = -errno;
+	if (err)
+		unlink(tmp);
+	return err;
 }

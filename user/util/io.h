@@ -27,4 +27,17 @@ ssize_t pread_full(int fd, void *buf, size_t n, off_t off);
 int write_full(int fd, const void *buf, size_t n);
 int pwrite_full(int fd, const void *buf, size_t n, off_t off);
 
+/*
+ * An output file that replaces path whole: created new as
+ * path.tmpXXXXXX next to it (O_EXCL | O_NOFOLLOW: a planted name or
+ * symlink is never opened, and the name is tried again), mode 0666 less
+ * the umask, then renamed over path (a symlink at path is replaced, its
+ * target untouched).  The fd (O_WRONLY) or -errno; the temporary name in
+ * tmp.
+ */
+int create_replacement(const char *path, char *tmp, size_t size);
+/* After writing and closing the fd: err 0 renames tmp over path, else
+ * (or when the rename fails) tmp is removed.  0 or -errno. */
+int commit_replacement(const char *tmp, const char *path, int err);
+
 #endif
