@@ -26,12 +26,6 @@ teardown() {
 	common_teardown
 }
 
-# children FILE SYMBOL: children share (percent, a number) of SYMBOL
-children() {
-	perf report -i "$1" --stdio --children --sort sym -g none -q 2>/dev/null |
-		awk -v s="$2" '$NF == s { gsub(/%/, "", $1); print $1; f = 1; exit } END { if (!f) print 0 }'
-}
-
 # per_sample FILE: mean bytes of its PERF_RECORD_SAMPLE records
 per_sample() {
 	perf report -D -i "$1" 2>/dev/null |
@@ -64,24 +58,35 @@ same_paths() {
 # main → path_b → lib_work → lib_leaf, main → path_c → recurse → rec_leaf).
 PATHS="main path_a __GI___qsort_r cmp_ints path_b lib_work lib_leaf path_c recurse rec_leaf"
 
-@test "ehframe: children shares within 3 points of perf record --call-graph dwarf, main in >= 95%, a -g-shaped file" {
-	perf record -q --call-graph dwarf -F 999 -o p.data -- "$NOFP" 4 > /dev/null 2>&1
-	run "$PRECORD" -v --call-graph ehframe -F 999 -o x.data -- "$NOFP" 4
-	echo "$output" >&2
-	[ "$status" -eq 0 ]
+@test "ehframe: children shares within 3 points of perf record --call-graph dwarf of the same execution, main in >= 95%, a -g-shaped file" {
+	PRECORD_WL_TRUTH=$T/truth same_exec --call-graph dwarf -F 999 -o p.data -- \
+		-v --call-graph ehframe -F 999 -o x.data -- "$NOFP" 4
+	output=$(cat precord.log)
 	[[ "$output" != *malformed* ]]
 	[[ "$output" == *"unwind tables: "*" built"* ]]
 	lint x.data --min-samples 3000
 	# -g's attr: CALLCHAIN, no user registers or stack, nothing excluded
 	perf evlist -v -i x.data | grep -q 'sample_type: .*CALLCHAIN'
 	! perf evlist -v -i x.data | grep -Eq 'REGS_USER|STACK_USER|exclude_callchain_user'
-	# --children needs no option: perf report shows the chains as -g's
-	same_paths p.data x.data 3 $PATHS
+	# --children needs no option: perf report shows the chains as -g's.
+	# ~4000 samples each: two samplings of one execution differ by sd <=
+	# 1.1 points on a 50% share (binomial; seen: under 1.2).  perf 6.1
+	# stops unwinding inside glibc's qsort in some executions (its dwarf
+	# mode, on perf record's own file): then the frames above it are
+	# compared with the workload's measured time only (below)
+	p=$(children p.data main)
+	if awk -v p="$p" 'BEGIN { exit !(p >= 95) }'; then
+		same_paths p.data x.data 3 $PATHS
+	else
+		echo "perf unwound $p% to main: qsort's callers not compared with perf's" >&2
+		same_paths p.data x.data 3 cmp_ints path_b lib_work lib_leaf path_c recurse rec_leaf
+	fi
 	main=$(children x.data main)
 	awk -v m="$main" 'BEGIN { exit !(m >= 95) }'
-	within "$(children x.data path_a)" 50 8
-	within "$(children x.data path_b)" 30 8
-	within "$(children x.data path_c)" 20 8
+	# the paths' shares: the CPU time the workload measured in each, in
+	# this execution (sd <= 0.8 points at ~4000 samples; 3 is 3.7 sd)
+	cat truth >&2
+	like_truth children x.data truth 3 path_a path_b path_c
 	# at least 20x smaller samples than perf's dwarf mode
 	ps=$(per_sample p.data); xs=$(per_sample x.data)
 	echo "bytes per sample: perf dwarf $ps, precord ehframe $xs" >&2
@@ -92,9 +97,9 @@ PATHS="main path_a __GI___qsort_r cmp_ints path_b lib_work lib_leaf path_c recur
 # cannot see: _start and __libc_start_main (libc has no frame pointers),
 # two words more a sample; the rest of a sample is -g's to the byte.
 @test "ehframe: bytes per sample within 10% of -g where frame pointers exist (but for the 2 frames -g loses); the same stacks" {
-	run "$PRECORD" -g -F 999 -o g.data -- "$WL" hot3 2
+	PRECORD_WL_TRUTH=$T/g.truth run "$PRECORD" -g -F 999 -o g.data -- "$WL" hot3 2
 	[ "$status" -eq 0 ]
-	run "$PRECORD" --call-graph ehframe -F 999 -o x.data -- "$WL" hot3 2
+	PRECORD_WL_TRUTH=$T/x.truth run "$PRECORD" --call-graph ehframe -F 999 -o x.data -- "$WL" hot3 2
 	[ "$status" -eq 0 ]
 	lint x.data --min-samples 1500
 	gs=$(per_sample g.data); xs=$(per_sample x.data)
@@ -102,7 +107,13 @@ PATHS="main path_a __GI___qsort_r cmp_ints path_b lib_work lib_leaf path_c recur
 	echo "bytes per sample: -g $gs, ehframe $xs; without the chain's entries: $gf, $xf" >&2
 	[ "$gf" = "$xf" ]
 	awk -v g="$gs" -v x="$xs" 'BEGIN { exit !(g > 0 && x >= g && x - 16 <= g * 1.1) }'
-	same_paths g.data x.data 3 main hot_a hot_b hot_c
+	# the same stacks: main under all, and each run's hot_a, hot_b and
+	# hot_c at the CPU time that run measured in them (two runs: their
+	# splits may differ, each is its own truth).  ~2000 samples each: sd
+	# <= 1.1 points, 4 is 3.5 sd
+	awk -v g="$(children g.data main)" -v x="$(children x.data main)" 'BEGIN { exit !(g >= 95 && x >= 95) }'
+	like_truth share g.data g.truth 4 hot_a hot_b hot_c
+	like_truth share x.data x.truth 4 hot_a hot_b hot_c
 	awk -v s="$(children x.data _start)" 'BEGIN { exit !(s >= 95) }'
 	# the two frames -g cannot see are 16 bytes a sample whatever the
 	# depth: within 10% from stacks of 13 frames on; these have 21
@@ -135,7 +146,7 @@ PATHS="main path_a __GI___qsort_r cmp_ints path_b lib_work lib_leaf path_c recur
 	same_paths p.data x.data 5 main main_loop main_burn on_prof handler_burn
 	# the handler's samples reach main through __restore_rt and main_burn
 	h=$(children x.data handler_burn); m=$(children x.data main)
-	awk -v h="$h" 'BEGIN { exit !(h >= 30) }'
+	awk -v h="$h" 'BEGIN { exit !(h >= 5) }'	# sampled at all; its share is perf's, above
 	awk -v m="$m" 'BEGIN { exit !(m >= 95) }'
 	awk -v r="$(children x.data __restore_rt)" -v h="$h" 'BEGIN { exit !(r >= h - 3) }'
 }
@@ -198,13 +209,21 @@ PATHS="main path_a __GI___qsort_r cmp_ints path_b lib_work lib_leaf path_c recur
 }
 
 @test "ehframe -p and -a: running processes get their tables from the synthesized mappings" {
-	"$NOFP" 30 & BG=$!
+	PRECORD_WL_TRUTH=$T/truth "$NOFP" 30 & BG=$!
 	sleep 0.3
+	truth_snapshot "$T/truth" "$BG"
 	run "$PRECORD" --call-graph ehframe -F 999 -p "$BG" --duration 2 -o x.data
 	[ "$status" -eq 0 ]
-	lint x.data --min-samples 400
+	truth_snapshot "$T/truth" "$BG"
+	# 2 s of a workload that gets what CPU a busy machine leaves it
+	lint x.data --min-samples 200
 	awk -v m="$(children x.data main)" 'BEGIN { exit !(m >= 97) }'
-	within "$(children x.data path_a)" 50 10
+	# the paths' shares: the CPU time the workload measured in each
+	# between the two snapshots, within 3.5 sd of the samples (~2000
+	# idle: 4.4 points)
+	cat truth >&2
+	n=$(perf report -i x.data --stats 2>/dev/null | awk '/ SAMPLE events:/ { print $3; exit }')
+	like_truth --window children x.data truth "$(noise_tol "$n")" path_a path_b path_c
 	run "$PRECORD" --call-graph ehframe -F 499 -a --duration 3 -o y.data
 	[ "$status" -eq 0 ]
 	lint y.data --min-samples 200
