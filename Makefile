@@ -133,6 +133,8 @@ $(BUILD)/fixtures/cfi_fixture_debug.so: tests/unit/fixtures/cfi_fixture.S
 
 $(BUILD)/tests/test_cfi_table: | $(CFI_FIXTURES)
 $(BUILD)/tests/test_table_store: | $(CFI_FIXTURES)
+$(BUILD)/tests/test_sparse_elf: | $(CFI_FIXTURES)
+$(BUILD)/tests/test_elf_sections: | $(CFI_FIXTURES)
 
 # Test workloads: clang keeps frame setup in small leaf functions (gcc 12
 # does not, which loses the leaf's caller in frame-pointer stacks).

@@ -218,6 +218,92 @@ TEST(symbolizer_names_a_function_of_a_fixture_elf)
 	pbuf_free(&b);
 }
 
+/* A file whose one sample hits fixture_target in a copy of this binary
+ * at elf (no build-id recorded: the file at its path is read). */
+static int read_copy(struct sym_cache *c, const char *elf, struct named *nm)
+{
+	struct perfdata_sample_id sid = { .pid = 9, .tid = 9, .time = 1, .id = 7 };
+	struct perfdata_mmap2 m = { .misc = PERF_RECORD_MISC_USER, .pid = 9, .tid = 9,
+				    .prot = 5, .flags = 2, .filename = elf };
+	char file[512] = "";
+	__u64 start = 0, end = 0, pgoff = 0;
+	struct pbuf b = { 0 };
+	struct profile_info info;
+	int err;
+
+	CHECK_EQ(self_mapping(&start, &end, &pgoff, file, sizeof(file)), 0);
+	m.start = start;
+	m.len = end - start;
+	m.pgoff = pgoff;
+	CHECK_EQ(perfdata_encode_comm(&b, ST, 9, 9, "fixture", false, &sid), 0);
+	CHECK_EQ(perfdata_encode_mmap2(&b, ST, &m, &sid), 0);
+	add_sample(&b, 9, 10, (__u64)(uintptr_t)&fixture_target + 2);
+	write_file(path, &b, ST);
+	pbuf_free(&b);
+	err = profile__read(path, &(struct profile_opts){ .cache = c }, on_sample, nm, &info);
+	if (!err)
+		profile_info_free(&info);
+	return err;
+}
+
+/* Issue 18, finding 11: push's cache lives as long as the recorder; the
+ * tables of binaries no longer sampled are evicted, least recently used
+ * first, to stay under the limit, and loaded again when needed. */
+TEST(symbol_cache_is_bounded_lru)
+{
+	struct sym_cache *c = sym_cache__new(tmpdir);
+	const struct sym_cache_stats *st = c ? sym_cache__stats(c) : NULL;
+	char elf[5][300], cmd[700];
+	struct named nm = { 0 };
+	__u64 one, limit;
+
+	CHECK(c != NULL);
+	if (!c)
+		return;
+	for (int i = 0; i < 5; i++) {
+		snprintf(elf[i], sizeof(elf[i]), "%.200s/copy%d", tmpdir, i);
+		snprintf(cmd, sizeof(cmd), "cp /proc/%d/exe %.299s", (int)getpid(), elf[i]);
+		CHECK_EQ(system(cmd), 0);
+	}
+	CHECK_EQ(read_copy(c, elf[0], &nm), 0);
+	CHECK_STR(nm.sym, "fixture_target");
+	one = st->bytes;
+	CHECK(one > 0);
+	limit = 2 * one + one / 2;		/* room for two tables */
+	sym_cache__set_max_bytes(c, limit);
+	for (int i = 1; i < 5; i++) {
+		CHECK_EQ(read_copy(c, elf[i], &nm), 0);
+		CHECK_STR(nm.sym, "fixture_target");
+		CHECK_STR(nm.dso, elf[i]);
+		CHECK(st->bytes <= limit);
+	}
+	CHECK_EQ(st->loads, 5);
+	CHECK_EQ(st->evicted, 3);
+	CHECK_EQ(st->bytes, 2 * one);
+	/* copy 3 was used after copy 4 is not: copy 4 and 3 are held */
+	CHECK_EQ(read_copy(c, elf[3], &nm), 0);
+	CHECK_EQ(read_copy(c, elf[4], &nm), 0);
+	CHECK_EQ(st->loads, 5);
+	/* copy 0, evicted: loaded again, named again; copy 3 goes */
+	CHECK_EQ(read_copy(c, elf[0], &nm), 0);
+	CHECK_STR(nm.sym, "fixture_target");
+	CHECK_EQ(st->loads, 6);
+	CHECK_EQ(st->evicted, 4);
+	CHECK_EQ(read_copy(c, elf[4], &nm), 0);
+	CHECK_EQ(st->loads, 6);
+	CHECK_EQ(read_copy(c, elf[3], &nm), 0);
+	CHECK_EQ(st->loads, 7);
+	/* the default: 256 MiB */
+	sym_cache__free(c);
+	c = sym_cache__new(tmpdir);
+	CHECK_EQ(read_copy(c, elf[0], &nm), 0);
+	CHECK_EQ(sym_cache__stats(c)->evicted, 0);
+	CHECK(SYM_CACHE_MAX_BYTES == 256ULL << 20);
+	sym_cache__free(c);
+	for (int i = 0; i < 5; i++)
+		unlink(elf[i]);
+}
+
 /* Patch bytes of the file at off. */
 static void patch(const char *p, long off, const void *v, size_t n)
 {
@@ -317,6 +403,7 @@ int main(void)
 		snprintf(path, sizeof(path), "%s/t.data", tmpdir);
 		RUN(round_trip_in_time_order);
 		RUN(symbolizer_names_a_function_of_a_fixture_elf);
+		RUN(symbol_cache_is_bounded_lru);
 		RUN(hostile_headers_are_refused);
 		RUN(hostile_records_are_skipped_or_end_the_data);
 	});

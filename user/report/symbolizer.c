@@ -101,6 +101,7 @@ static void cache_account(struct sym_cache *c, struct symtab *t, double t0)
 	c->st.load_seconds += now_seconds() - t0;
 	if (!t) {
 		c->st.failed++;
+		c->st.refused += errno == EFBIG;
 		return;
 	}
 	c->st.symbols += symtab__nr(t);
@@ -373,7 +374,7 @@ static struct symtab *load_elf_dso(struct symbolizer *s, struct sdso *d)
 		build_id_hex(d->bid, d->bid_size, d->hex);
 	}
 	if (fd >= 0) {
-		int dfd = -1;
+		int dfd = -1, err;
 
 		/* Debian's -dbg packages: the .symtab of a stripped DSO */
 		if (d->bid_size >= 2) {
@@ -382,9 +383,11 @@ static struct symtab *load_elf_dso(struct symbolizer *s, struct sdso *d)
 			dfd = open_regular_file(path, -1);
 		}
 		t = symtab__load_elf_debug(fd, dfd, d->name);
+		err = errno;
 		if (dfd >= 0)
 			close(dfd);
 		close(fd);
+		errno = err;		/* EFBIG: counted as refused */
 	}
 	return t;
 }
@@ -492,6 +495,7 @@ static struct symtab *dso_symtab(struct symbolizer *s, struct sdso *d)
 	if (!slot || found)
 		return d->tab = slot ? *slot : NULL;
 	t0 = now_seconds();
+	errno = 0;
 	switch (d->kind) {
 	case DSO_ELF:		*slot = load_elf_dso(s, d); break;
 	case DSO_KERNEL:	*slot = load_kernel(s, d); break;

@@ -35,15 +35,27 @@ struct sym_cache_stats {
 	__u64 lookups;			/* DSO tables asked for */
 	__u64 loads;			/* of which loaded from disk */
 	__u64 failed;			/* of which without symbols */
+	__u64 evicted;			/* tables freed to stay under the limit */
 	__u64 symbols, bytes;		/* held */
 	double load_seconds;		/* spent loading */
 };
+
+/*
+ * The symbol tables a cache keeps between files: when the last file's
+ * symbolizer is freed, the least recently used tables are freed until
+ * what is held is at most this (a file holds every table it uses while
+ * it is read).  A long-lived cache (push's, inside the recorder) stays
+ * bounded; an evicted table is loaded again when a later file needs it.
+ */
+#define SYM_CACHE_MAX_BYTES	(256ULL << 20)
 
 /* buildid_dir: perf's --buildid-dir; NULL: perf's default (~/.debug or
  * buildid.dir in perf's config).  NULL + errno on failure. */
 struct sym_cache *sym_cache__new(const char *buildid_dir);
 void sym_cache__free(struct sym_cache *c);
 const struct sym_cache_stats *sym_cache__stats(const struct sym_cache *c);
+/* Another limit than SYM_CACHE_MAX_BYTES (applied after the next file). */
+void sym_cache__set_max_bytes(struct sym_cache *c, __u64 bytes);
 
 /* A DSO as a file names it; lives as long as its symbolizer. */
 struct sym_dso {
