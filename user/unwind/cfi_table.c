@@ -20,10 +20,12 @@
 #include <string.h>
 
 #include "elf/headers.h"
+#include "elf/sections.h"
 #include "unwind/cfi_row.h"
 #include "unwind/cfi_scan.h"
 #include "util/array.h"
 #include "util/log.h"
+#include "util/printable.h"
 
 #define EXEC_RANGE_MAX	(1ull << 32)	/* row pcs are u32 */
 
@@ -35,14 +37,9 @@
  */
 #define FILE_WORK_MAX	(256ull << 20)
 
-/*
- * Compressed debug sections are inflated by dwarf_begin_elf: a few KB
- * may claim gigabytes.  Their claimed sizes together stay under this.
- */
-#define INFLATE_MAX	(256ull << 20)
-
 struct builder {
 	const char *name;
+	struct elf_reads rd;		/* what libelf may read of the file */
 	struct cfi_table *t;
 	size_t cap, max_rows;
 	__u64 top;			/* end of the executable range */
@@ -51,12 +48,23 @@ struct builder {
 
 static int fail(const char *name, int err, const char *what, const char *why)
 {
+	char shown[PRINTABLE_MAX];
+
+	printable(shown, sizeof(shown), name);
 	if (err == -ENOENT)
-		pr_debug("%s: no unwind table: %s%s%s", name, what, why ? ": " : "", why ? why : "");
+		pr_debug("%s: no unwind table: %s%s%s", shown, what, why ? ": " : "", why ? why : "");
 	else
-		pr_warn("%s: no unwind table for --call-graph ehframe: %s%s%s", name, what,
+		pr_warn("%s: no unwind table for --call-graph ehframe: %s%s%s", shown, what,
 			why ? ": " : "", why ? why : "");
 	return err;
+}
+
+/* The section sh may be read (elf/sections.h), or the file is refused. */
+static int admit(struct builder *b, const GElf_Shdr *sh, __u64 cap, const char *sec)
+{
+	if (!elf_reads__admit(&b->rd, sh, cap))
+		return 0;
+	return fail(b->name, -EFBIG, sec, b->rd.why);
 }
 
 static int segments_read(Elf *elf, struct builder *b)
@@ -227,36 +235,37 @@ static int rows_build(struct builder *b, Dwarf_CFI *cfi, struct cfi_scan *s)
  * .eh_frame_hdr before it; and the first .debug_frame. */
 struct sections {
 	Elf_Scn *eh, *hdr, *debug;
-	GElf_Shdr eh_sh;
-	__u64 inflate;		/* compressed debug sections' claimed size */
+	GElf_Shdr eh_sh, hdr_sh;
+	size_t shstrndx;
+	bool zdebug;		/* GNU-compressed debug sections (not read) */
 };
 
 static int sections_find(Elf *elf, struct builder *b, struct sections *sc)
 {
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
 
 	memset(sc, 0, sizeof(*sc));
 	if (elf_getshdrstrndx(elf, &shstrndx))
 		return fail(b->name, -EINVAL, "reading its section headers", elf_errmsg(-1));
+	sc->shstrndx = shstrndx;
+	/* elf_strptr reads the whole section names table */
+	scn = shstrndx ? elf_getscn(elf, shstrndx) : NULL;
+	if (!scn || !gelf_getshdr(scn, &sh))
+		return fail(b->name, -EINVAL, "reading its section names", elf_errmsg(-1));
+	if (admit(b, &sh, ELF_READ_MAX_OTHER, "its section names (.shstrtab)"))
+		return -EFBIG;
+	scn = NULL;
 	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
 		const char *n;
 
 		if (!gelf_getshdr(scn, &sh) || !(n = elf_strptr(elf, shstrndx, sh.sh_name)))
 			continue;
-		if (sh.sh_flags & SHF_COMPRESSED) {
-			GElf_Chdr ch;
-
-			if (gelf_getchdr(scn, &ch))
-				sc->inflate += ch.ch_size < INFLATE_MAX ? ch.ch_size : INFLATE_MAX;
-			else
-				sc->inflate = INFLATE_MAX;
-		} else if (!strncmp(n, ".zdebug", 7)) {
-			sc->inflate = INFLATE_MAX;	/* GNU-compressed: not read */
-		}
+		if (!strncmp(n, ".zdebug", 7))
+			sc->zdebug = true;
 		if (!sc->eh && !strcmp(n, ".eh_frame_hdr")) {
-			sc->hdr = scn;
+			sc->hdr = scn, sc->hdr_sh = sh;
 		} else if (!sc->eh && !strcmp(n, ".eh_frame")) {
 			if (sh.sh_type == SHT_NOBITS)
 				sc->eh = (Elf_Scn *)-1;	/* libdw stops there too */
@@ -323,11 +332,17 @@ static bool hdr_disable(Elf_Scn *hdr, const Elf_Data *eh)
 
 static int build_eh(Elf *elf, struct builder *b, const struct sections *sc)
 {
-	Elf_Data *d = elf_rawdata(sc->eh, NULL);
 	struct cfi_scan s;
 	Dwarf_CFI *cfi;
+	Elf_Data *d;
 	int err;
 
+	/* libdw reads both, with elf_rawdata, as we do */
+	if (admit(b, &sc->eh_sh, ELF_READ_MAX_CFI, ".eh_frame"))
+		return -EFBIG;
+	if (sc->hdr && admit(b, &sc->hdr_sh, ELF_READ_MAX_CFI, ".eh_frame_hdr"))
+		return -EFBIG;
+	d = elf_rawdata(sc->eh, NULL);
 	if (d && !d->d_size)
 		return -ENOENT;		/* empty: try .debug_frame */
 	if (!d || !d->d_buf)
@@ -354,6 +369,31 @@ static int build_eh(Elf *elf, struct builder *b, const struct sections *sc)
 	return err;
 }
 
+/* A section dwarf_begin_elf reads whole (and inflates): libdw's
+ * dwarf_scnnames, their .dwo and LTO forms, .gnu_debugaltlink. */
+static bool libdw_reads(const char *n)
+{
+	return !strncmp(n, ".debug", 6) || !strncmp(n, ".zdebug", 7) ||
+	       !strncmp(n, ".gnu.debuglto_", 14) || !strcmp(n, ".gnu_debugaltlink");
+}
+
+static int debug_admit(Elf *elf, struct builder *b, const struct sections *sc)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh) || !(n = elf_strptr(elf, sc->shstrndx, sh.sh_name)))
+			continue;
+		if (libdw_reads(n) && admit(b, &sh, !strcmp(n, ".debug_frame") ? ELF_READ_MAX_CFI :
+					    ELF_READ_MAX_OTHER, "a section libdw reads with .debug_frame"))
+			return -EFBIG;
+	}
+	return 0;
+}
+
 static int build_debug(Elf *elf, struct builder *b, const struct sections *sc)
 {
 	struct cfi_scan s;
@@ -362,9 +402,11 @@ static int build_debug(Elf *elf, struct builder *b, const struct sections *sc)
 	Dwarf *dw;
 	int err;
 
-	if (sc->inflate >= INFLATE_MAX)
-		return fail(b->name, -EINVAL, "its compressed debug sections claim more than 256 MiB",
-			    NULL);
+	if (sc->zdebug)
+		return fail(b->name, -EINVAL, "GNU-compressed (.zdebug) sections, not read", NULL);
+	err = debug_admit(elf, b, sc);
+	if (err)
+		return err;
 	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 	if (!dw)
 		return fail(b->name, -EINVAL, "libdw cannot read its DWARF", dwarf_errmsg(-1));
@@ -418,6 +460,11 @@ int cfi_table__build(int fd, const char *name, size_t max_rows, struct cfi_table
 	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
 	    eh.e_machine != EM_X86_64) {
 		err = fail(b.name, -EINVAL, "not an x86-64 ELF file (the only kind read)", NULL);
+		goto out;
+	}
+	err = elf_reads__init_fd(&b.rd, elf, fd);
+	if (err) {
+		err = fail(b.name, -EINVAL, "not a regular file", NULL);
 		goto out;
 	}
 	err = segments_read(elf, &b);

@@ -35,7 +35,9 @@ struct cfi_table {
  * Build the table of the ELF file open at fd (name: for messages), at
  * most max_rows rows.  0, or -errno after at most one warning line:
  * -ENOENT no CFI at all, -EINVAL not an ELF file precord reads, -E2BIG
- * more than max_rows rows.  t is empty (freeable) on failure.
+ * more than max_rows rows, -EFBIG a section it needs is over the limits
+ * of elf/sections.h (too large, mostly holes, or past the file's total).
+ * t is empty (freeable) on failure.
  */
 int cfi_table__build(int fd, const char *name, size_t max_rows, struct cfi_table *t);
 void cfi_table__free(struct cfi_table *t);	/* NULL-safe; leaves t empty */

@@ -330,6 +330,7 @@ static int load(struct table_store *ts, struct table *e, int fd, const char *nam
 	if (err) {
 		e->state = TABLE_NO_CFI;
 		ts->st.no_cfi++;
+		ts->st.refused += err == -EFBIG;
 		cfi_table__free(&c);
 		return err == -ENOMEM ? err : -ENOENT;
 	}

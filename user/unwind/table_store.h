@@ -63,6 +63,7 @@ struct table_store_stats {
 	__u64 bytes, peak_bytes, max_bytes;	/* of the rows map */
 	__u64 full_files;	/* files left to frame pointers by the limit */
 	__u64 no_cfi;		/* files without a table (no CFI, not readable) */
+	__u64 refused;		/* of which refused: sections over elf/sections.h's limits */
 	__u64 build_ns;		/* time spent building tables */
 };
 void table_store__stats(const struct table_store *ts, struct table_store_stats *out);

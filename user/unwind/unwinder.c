@@ -440,9 +440,10 @@ void unwinder__print_stats(const struct unwinder *u)
 	if (log_verbosity < 1)
 		return;
 	walk_stats(u, w);
-	pr_info("unwind tables: %llu built in %.1f ms (%llu files without CFI), %.1f MiB at most of %llu MiB, %llu dropped",
+	pr_info("unwind tables: %llu built in %.1f ms (%llu files without CFI, %llu of them refused: sections over the read limits), %.1f MiB at most of %llu MiB, %llu dropped",
 		(unsigned long long)st.built, (double)st.build_ns / 1e6,
-		(unsigned long long)st.no_cfi, (double)st.peak_bytes / (1 << 20),
+		(unsigned long long)st.no_cfi, (unsigned long long)st.refused,
+		(double)st.peak_bytes / (1 << 20),
 		(unsigned long long)(st.max_bytes >> 20), (unsigned long long)st.dropped);
 	pr_info("unwind walks: %llu, frames by table %llu, by frame pointer %llu, rows from the row cache %llu, stack reads %llu; %llu walks of processes without tables, %llu cut at %d frames",
 		(unsigned long long)w[PREC_UNWIND_STAT_WALKS], (unsigned long long)w[PREC_UNWIND_STAT_CFI],
