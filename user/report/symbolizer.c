@@ -27,11 +27,20 @@
 
 /* ---- the cache shared across files ------------------------------------- */
 
+struct sym_cache_entry {
+	struct symtab *tab;		/* NULL: no symbols (or evicted) */
+	__u64 used;			/* the tick of its last lookup */
+	bool loaded;			/* tab is what loading gave */
+};
+
 struct sym_cache {
 	char *dir;			/* build-id cache; NULL: none */
 	struct keymap index;		/* key → slot + 1 */
-	struct symtab **tabs;		/* NULL: tried, no symbols */
+	struct sym_cache_entry *ents;
 	size_t nr, cap;
+	__u64 tick;
+	__u64 max_bytes;		/* held past a file: evicted down to it */
+	unsigned int users;		/* live symbolizers: no eviction then */
 	struct sym_cache_stats st;
 };
 
@@ -46,6 +55,7 @@ struct sym_cache *sym_cache__new(const char *buildid_dir)
 		free(c);
 		return NULL;
 	}
+	c->max_bytes = SYM_CACHE_MAX_BYTES;
 	return c;
 }
 
@@ -54,8 +64,8 @@ void sym_cache__free(struct sym_cache *c)
 	if (!c)
 		return;
 	for (size_t i = 0; i < c->nr; i++)
-		symtab__free(c->tabs[i]);
-	free(c->tabs);
+		symtab__free(c->ents[i].tab);
+	free(c->ents);
 	keymap_free(&c->index);
 	free(c->dir);
 	free(c);
@@ -66,25 +76,61 @@ const struct sym_cache_stats *sym_cache__stats(const struct sym_cache *c)
 	return &c->st;
 }
 
-/* The slot of key: *found when it was loaded (or tried) before. */
-static struct symtab **cache_slot(struct sym_cache *c, const char *key, bool *found)
+void sym_cache__set_max_bytes(struct sym_cache *c, __u64 bytes)
+{
+	c->max_bytes = bytes;
+}
+
+/* The table of the least recently used entry freed, its slot kept: its
+ * next lookup loads it again.  false: nothing left to evict. */
+static bool cache_evict_one(struct sym_cache *c)
+{
+	struct sym_cache_entry *lru = NULL;
+
+	for (size_t i = 0; i < c->nr; i++)
+		if (c->ents[i].tab && (!lru || c->ents[i].used < lru->used))
+			lru = &c->ents[i];
+	if (!lru)
+		return false;
+	c->st.symbols -= symtab__nr(lru->tab);
+	c->st.bytes -= symtab__bytes(lru->tab);
+	c->st.evicted++;
+	symtab__free(lru->tab);
+	lru->tab = NULL;
+	lru->loaded = false;
+	return true;
+}
+
+/* Between files (no symbolizer holds a table): down to max_bytes. */
+static void cache_trim(struct sym_cache *c)
+{
+	while (!c->users && c->st.bytes > c->max_bytes && cache_evict_one(c))
+		;
+}
+
+/* The entry of key: *found when it was loaded (or tried) before. */
+static struct sym_cache_entry *cache_slot(struct sym_cache *c, const char *key, bool *found)
 {
 	bool added;
 	uint64_t *v = keymap_put(&c->index, key, strlen(key), &added);
+	struct sym_cache_entry *e;
 
 	c->st.lookups++;
-	*found = v && !added;
+	*found = false;
 	if (!v)
 		return NULL;
 	if (added) {
-		if (ARRAY_GROW(c->tabs, c->cap, c->nr + 1))
+		if (ARRAY_GROW(c->ents, c->cap, c->nr + 1))
 			return NULL;	/* the key stays, pointing nowhere: never found */
-		c->tabs[c->nr] = NULL;
+		c->ents[c->nr] = (struct sym_cache_entry){ 0 };
 		*v = ++c->nr;
 	}
 	if (!*v || *v > c->nr)
 		return NULL;
-	return &c->tabs[*v - 1];
+	e = &c->ents[*v - 1];
+	e->used = ++c->tick;
+	*found = e->loaded;
+	return e;
 }
 
 static double now_seconds(void)
@@ -246,6 +292,7 @@ struct symbolizer *symbolizer__new(struct sym_cache *c, const struct perf_reader
 	if (!s)
 		return NULL;
 	s->c = c;
+	c->users++;
 	s->r = r;
 	s->same_host = host_matches(r);
 	s->input_dir = slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
@@ -279,6 +326,8 @@ void symbolizer__free(struct symbolizer *s)
 {
 	if (!s)
 		return;
+	s->c->users--;
+	cache_trim(s->c);
 	for (size_t i = 0; i < s->nr_dsos; i++) {
 		free(s->dsos[i]->name);
 		free(s->dsos[i]);
@@ -481,7 +530,8 @@ static void dso_key(const struct symbolizer *s, const struct sdso *d, char *key,
 static struct symtab *dso_symtab(struct symbolizer *s, struct sdso *d)
 {
 	char key[PATH_MAX + 64];
-	struct symtab **slot;
+	struct sym_cache_entry *e;
+	struct symtab *t = NULL;
 	bool found;
 	double t0;
 
@@ -491,23 +541,25 @@ static struct symtab *dso_symtab(struct symbolizer *s, struct sdso *d)
 	dso_key(s, d, key, sizeof(key));
 	if (!strcmp(key, "K:"))		/* another host's kernel, not cached */
 		return NULL;
-	slot = cache_slot(s->c, key, &found);
-	if (!slot || found)
-		return d->tab = slot ? *slot : NULL;
+	e = cache_slot(s->c, key, &found);
+	if (!e || found)
+		return d->tab = e ? e->tab : NULL;
 	t0 = now_seconds();
 	errno = 0;
 	switch (d->kind) {
-	case DSO_ELF:		*slot = load_elf_dso(s, d); break;
-	case DSO_KERNEL:	*slot = load_kernel(s, d); break;
-	case DSO_VDSO:		*slot = load_vdso(s, d); break;
-	case DSO_PERFMAP:	*slot = load_perfmap(s, d); break;
+	case DSO_ELF:		t = load_elf_dso(s, d); break;
+	case DSO_KERNEL:	t = load_kernel(s, d); break;
+	case DSO_VDSO:		t = load_vdso(s, d); break;
+	case DSO_PERFMAP:	t = load_perfmap(s, d); break;
 	case DSO_NONE:		break;
 	}
-	cache_account(s->c, *slot, t0);
-	if (!*slot)
+	cache_account(s->c, t, t0);
+	e->tab = t;
+	e->loaded = true;
+	if (!t)
 		pr_debug("%s: no symbols for %s (%s)", perf_reader__path(s->r), d->name,
 			 *d->hex ? d->hex : "no build-id");
-	return d->tab = *slot;
+	return d->tab = t;
 }
 
 /* ---- processes and mappings --------------------------------------------- */

@@ -35,6 +35,7 @@ struct sym_cache_stats {
 	__u64 lookups;			/* DSO tables asked for */
 	__u64 loads;			/* of which loaded from disk */
 	__u64 failed;			/* of which without symbols */
+	__u64 refused;			/* of which refused: tables over elf/sections.h's limits */
 	__u64 evicted;			/* tables freed to stay under the limit */
 	__u64 symbols, bytes;		/* held */
 	double load_seconds;		/* spent loading */

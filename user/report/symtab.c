@@ -16,11 +16,13 @@
 #include <string.h>
 
 #include "elf/headers.h"
+#include "elf/sections.h"
 #include "jit/perfmap.h"
 #include "util/array.h"
 #include "util/buf.h"
 #include "util/io.h"
 #include "util/log.h"
+#include "util/printable.h"
 
 struct raw_sym {
 	__u64 start, end;
@@ -223,11 +225,29 @@ static bool same_layout(const GElf_Shdr *lay, size_t nr_lay, const GElf_Shdr *db
 }
 
 /*
+ * The symbol table sh and its string table (sh_link) may be read
+ * (elf/sections.h): else one warning naming the file and -EFBIG.
+ */
+static int syms_admit(struct elf_reads *rd, Elf *elf, const GElf_Shdr *sh, const char *name,
+		      const char *which)
+{
+	char shown[PRINTABLE_MAX];
+
+	if (!elf_reads__admit(rd, sh, ELF_READ_MAX_SYMS) &&
+	    !elf_reads__admit_index(rd, elf, sh->sh_link, ELF_READ_MAX_SYMS))
+		return 0;
+	pr_warn("%s%s: symbols not read: %s", printable(shown, sizeof(shown), name), which,
+		rd->why);
+	return -EFBIG;
+}
+
+/*
  * Functions of syms (its .symtab, else .dynsym; only .symtab when layout
  * is another file) placed at file offsets of layout, whose section
- * headers a separate debug file shares by index.
+ * headers a separate debug file shares by index.  rd: what may be read of
+ * syms's file.
  */
-static struct symtab *load_elf(Elf *syms, Elf *layout, const char *name)
+static struct symtab *load_elf(Elf *syms, struct elf_reads *rd, Elf *layout, const char *name)
 {
 	struct builder b = { 0 };
 	GElf_Shdr *sh_syms, *sh_lay = NULL;
@@ -251,7 +271,10 @@ static struct symtab *load_elf(Elf *syms, Elf *layout, const char *name)
 	i = find_section(sh_syms, nr, SHT_SYMTAB);
 	if (!i && layout == syms)
 		i = find_section(sh_syms, nr, SHT_DYNSYM);
-	if (i && sh_syms[i].sh_link < nr) {
+	if (i && sh_syms[i].sh_link < nr &&
+	    syms_admit(rd, syms, &sh_syms[i], name, layout != syms ? " (its debug file)" : "")) {
+		err = -EFBIG;
+	} else if (i && sh_syms[i].sh_link < nr) {
 		err = load_symbols(syms, elf_getscn(syms, i), &sh_syms[i], sh_lay ? sh_lay : sh_syms,
 				   sh_lay ? nr_lay : nr, &b);
 		if (err)
@@ -259,10 +282,10 @@ static struct symtab *load_elf(Elf *syms, Elf *layout, const char *name)
 	}
 	free(sh_syms);
 	free(sh_lay);
-	if (err == -ENOMEM) {
+	if (err == -ENOMEM || err == -EFBIG) {
 		free(b.v);
 		pbuf_free(&b.names);
-		errno = ENOMEM;
+		errno = -err;
 		return NULL;
 	}
 	return builder_finish(&b);
@@ -284,6 +307,7 @@ static Elf *elf_open_checked(int fd, const char *name)
 struct symtab *symtab__load_elf_debug(int fd, int debug_fd, const char *name)
 {
 	struct symtab *t = NULL;
+	struct elf_reads rd;
 	Elf *elf, *dbg = NULL;
 	int err;
 
@@ -292,10 +316,15 @@ struct symtab *symtab__load_elf_debug(int fd, int debug_fd, const char *name)
 		return NULL;
 	}
 	elf = elf_open_checked(fd, name);
-	if (debug_fd >= 0 && elf && (dbg = elf_open_checked(debug_fd, name)))
-		t = load_elf(dbg, elf, name);
-	if (!t && elf)
-		t = load_elf(elf, elf, name);
+	if (debug_fd >= 0 && elf && (dbg = elf_open_checked(debug_fd, name)) &&
+	    !elf_reads__init_fd(&rd, dbg, debug_fd))
+		t = load_elf(dbg, &rd, elf, name);
+	if (!t && elf) {
+		err = elf_reads__init_fd(&rd, elf, fd);
+		t = err ? NULL : load_elf(elf, &rd, elf, name);
+		if (err)
+			errno = -err;
+	}
 	err = t ? 0 : errno ? errno : ENOEXEC;
 	if (dbg)
 		elf_end(dbg);
@@ -312,6 +341,7 @@ struct symtab *symtab__load_elf(int fd, const char *name)
 
 struct symtab *symtab__load_elf_mem(const void *image, size_t len, const char *name)
 {
+	struct elf_reads rd;
 	struct symtab *t;
 	char *copy;
 	Elf *elf;
@@ -326,7 +356,12 @@ struct symtab *symtab__load_elf_mem(const void *image, size_t len, const char *n
 		return NULL;
 	memcpy(copy, image, len);
 	elf = elf_memory(copy, len);
-	t = load_elf(elf, elf, name);
+	if (elf_reads__init_mem(&rd, elf, copy, len)) {
+		t = NULL;
+		errno = ENOEXEC;
+	} else {
+		t = load_elf(elf, &rd, elf, name);
+	}
 	err = errno;
 	if (elf)
 		elf_end(elf);

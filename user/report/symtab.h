@@ -26,7 +26,9 @@ struct symtab;
 /*
  * ELF file open on fd (read with pread; the caller keeps fd): symbols at
  * file offsets.  NULL with errno: ENOEXEC (not ELF, malformed), ENOENT (no
- * function symbols), ENOMEM.  libelf's reasons are logged at debug level.
+ * function symbols), ENOMEM, EFBIG (its symbol or string table is over the
+ * limits of elf/sections.h: one warning).  libelf's reasons are logged at
+ * debug level.
  */
 struct symtab *symtab__load_elf(int fd, const char *name);
 /* The same with the .symtab of a separate debug file (debug_fd; -1 for

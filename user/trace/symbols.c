@@ -25,7 +25,9 @@
 #include <unistd.h>
 
 #include "elf/headers.h"
+#include "elf/sections.h"
 #include "util/log.h"
+#include "util/printable.h"
 
 static const char *const lib_dirs[] = {
 	"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
@@ -216,6 +218,7 @@ static int resolve_binary(const char *bin, int pid, const char *main_exe,
 
 struct scan {
 	Elf *elf;
+	struct elf_reads rd;		/* what libelf may read of the file */
 	const char *path;
 	const char *glob;
 	GElf_Phdr *phdrs;
@@ -318,9 +321,17 @@ static int add_func(struct trace_syms *s, __u32 binary, const char *name,
 static int scan_symbols(struct scan *sc, struct trace_syms *s, __u32 binary,
 			Elf_Scn *scn, const GElf_Shdr *sh, size_t *matched)
 {
-	Elf_Data *data = elf_getdata(scn, NULL);
+	char shown[PRINTABLE_MAX];
+	Elf_Data *data;
 	size_t i, n;
 
+	if (elf_reads__admit(&sc->rd, sh, ELF_READ_MAX_SYMS) ||
+	    elf_reads__admit_index(&sc->rd, sc->elf, sh->sh_link, ELF_READ_MAX_SYMS)) {
+		pr_warn("trace: %s: a symbol table skipped: %s",
+			printable(shown, sizeof(shown), sc->path), sc->rd.why);
+		return 0;
+	}
+	data = elf_getdata(scn, NULL);
 	if (!data) {
 		scan_elf_warn(sc, "elf_getdata", "a symbol table");
 		return 0;
@@ -526,6 +537,9 @@ int trace_syms_add_spec(struct trace_syms *s, const char *spec, int pid,
 		goto out;
 	}
 	sc.elf = elf;
+	err = elf_reads__init_fd(&sc.rd, elf, fd);
+	if (err)
+		goto out;
 	sc.path = path;
 	sc.glob = glob;
 	err = scan_elf(&sc, s, (__u32)idx, &matched);
