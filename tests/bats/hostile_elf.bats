@@ -59,6 +59,33 @@ build_id() {
 	lint x.data
 }
 
+@test "a library whose .eh_frame and .symtab claim 1.5 GiB in holes: refused, bounded memory and time" {
+	# 4 KB of libhot.so on disk, a 1.5 GiB file: libelf read the sections
+	# whole (the recorder peaked at 1.67 GB, export at 1.58 GB and 6 s)
+	run timeout 120 /usr/bin/time -f "maxrss-kb %M elapsed %e" "$PRECORD" -a \
+		--call-graph ehframe -F 499 -o x.data -- "${AS_NOBODY[@]}" "$HE" sparse "$T/lib.so" "$T/n" 3
+	echo "$output" >&2
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"sparse-mapped $T/n/sparse.so"* ]]
+	[ "$(grep -c "sparse.so: no unwind table for --call-graph ehframe: .eh_frame: a section of 1536 MiB (the limit: 64 MiB)" <<<"$output")" -eq 1 ]
+	rss=$(sed -n 's/^maxrss-kb \([0-9]*\) .*/\1/p' <<<"$output")
+	secs=$(sed -n 's/^maxrss-kb .* elapsed \([0-9]*\).*/\1/p' <<<"$output")
+	[ "$rss" -lt 300000 ]				# was 1.67 GB
+	[ "$secs" -lt 30 ]				# a 3 s workload
+	# the library had samples, so export wants its symbols
+	perf report -i x.data --stdio --no-children -g none --sort dso -q 2>/dev/null | grep -q 'sparse\.so'
+	run timeout 120 /usr/bin/time -f "maxrss-kb %M elapsed %e" "$PRECORD" export --pprof \
+		-i x.data -o x.pb.gz
+	echo "$output" >&2
+	[ "$status" -eq 0 ]
+	[ "$(grep -c "sparse.so: symbols not read: a section of 1536 MiB (the limit: 256 MiB)" <<<"$output")" -eq 1 ]
+	rss=$(sed -n 's/^maxrss-kb \([0-9]*\) .*/\1/p' <<<"$output")
+	secs=$(sed -n 's/^maxrss-kb .* elapsed \([0-9]*\).*/\1/p' <<<"$output")
+	[ "$rss" -lt 300000 ]				# was 1.58 GB
+	[ "$secs" -lt 5 ]				# was 6 s
+	[ -s x.pb.gz ]
+}
+
 count_many() {	# count_many FILE: BUILD_ID entries of the m-N.so copies
 	perf buildid-list -i "$1" 2>/dev/null | grep -cE "/m-[0-9]+\.so$"
 }

@@ -15,6 +15,11 @@
  *   many LIB DIR N SECS
  *	maps N copies of LIB (DIR/m-I.so, executable), keeps them mapped and
  *	spins.
+ *   sparse LIB DIR SECS
+ *	copies LIB (libhot.so) to DIR/sparse.so with its .eh_frame and
+ *	.symtab headers claiming 1.5 GiB each past its end, in holes (the
+ *	file is 1.5 GiB long, its bytes on disk LIB's), dlopens it (the
+ *	loader reads program headers only) and spins in its lib_spin.
  */
 #include <dlfcn.h>
 #include <elf.h>
@@ -154,6 +159,58 @@ static int bigelf(char **argv)
 	return 0;
 }
 
+/* path's section `name` claims size bytes at off. */
+static int claim(unsigned char *p, size_t len, const char *name, Elf64_Off off, Elf64_Xword size)
+{
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)p;
+	Elf64_Shdr *sh = (Elf64_Shdr *)(p + eh->e_shoff);
+	const char *names;
+
+	if (len < sizeof(*eh) || eh->e_shoff + (Elf64_Off)eh->e_shnum * sizeof(*sh) > len ||
+	    eh->e_shstrndx >= eh->e_shnum)
+		return -1;
+	names = (const char *)p + sh[eh->e_shstrndx].sh_offset;
+	for (int i = 0; i < eh->e_shnum; i++) {
+		if (!strcmp(names + sh[i].sh_name, name)) {
+			sh[i].sh_offset = off;
+			sh[i].sh_size = size;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int sparse(char **argv)
+{
+	const Elf64_Xword size = 3ull << 29;		/* 1.5 GiB */
+	static unsigned char buf[16 << 20];
+	char path[4096];
+	void (*spin)(unsigned long), *h;
+	double end = now() + atof(argv[4]);
+	int in = open(argv[2], O_RDONLY), out;
+	ssize_t len = in < 0 ? -1 : read(in, buf, sizeof(buf));
+	Elf64_Off off = ((Elf64_Off)len + 4095) & ~4095ull;
+
+	if (len <= 0 || claim(buf, (size_t)len, ".eh_frame", off, size) ||
+	    claim(buf, (size_t)len, ".symtab", off, size))
+		return fprintf(stderr, "%s: not a 64-bit ELF with .eh_frame and .symtab\n", argv[2]), 1;
+	close(in);
+	snprintf(path, sizeof(path), "%s/sparse.so", argv[3]);
+	out = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	if (out < 0 || write(out, buf, (size_t)len) != len || ftruncate(out, (off_t)(off + size)))
+		return perror(path), 1;
+	close(out);
+	h = dlopen(path, RTLD_NOW);
+	spin = h ? (void (*)(unsigned long))dlsym(h, "lib_spin") : NULL;
+	if (!spin)
+		return fprintf(stderr, "%s: %s\n", path, dlerror()), 1;
+	printf("sparse-mapped %s\n", path);
+	fflush(stdout);
+	while (now() < end)
+		spin(1000000);
+	return 0;
+}
+
 static int many(char **argv)
 {
 	const char *lib = argv[2], *dir = argv[3];
@@ -187,7 +244,9 @@ int main(int argc, char **argv)
 		return bigelf(argv);
 	if (!strcmp(mode, "many") && argc > 5)
 		return many(argv);
+	if (!strcmp(mode, "sparse") && argc > 4)
+		return sparse(argv);
 	fprintf(stderr, "usage: hostile_elf swap LIB SECRET OTHER DIR SECS | bigelf DIR SECS | "
-		"many LIB DIR N SECS\n");
+		"many LIB DIR N SECS | sparse LIB DIR SECS\n");
 	return 2;
 }
