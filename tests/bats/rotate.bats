@@ -335,3 +335,39 @@ steady_files() {
 	steady_files 3
 	[ "$(rotated | wc -l)" -eq 3 ]
 }
+
+# Issue 18, finding 14: in a directory others can write, every
+# OUT.<timestamp> name of the coming seconds made beforehand (files, and
+# symlinks to a root file): each switch takes OUT.<timestamp>.N, nothing
+# planted is touched, the recording runs to its end.
+@test "planted OUT.<timestamp> names: the switches take OUT.<timestamp>.N and the recording goes on" {
+	printf 'root secret\n' > victim && chmod 600 victim
+	# the next 30 s, every centisecond: even ones files, odd ones symlinks
+	python3 - "$T/victim" <<'EOF'
+import os, sys, time
+now = int(time.time())
+for s in range(now, now + 30):
+    stamp = time.strftime("%Y%m%d%H%M%S", time.localtime(s))
+    for cc in range(100):
+        name = "perf.data.%s%02d" % (stamp, cc)
+        if cc % 2:
+            os.symlink(sys.argv[1], name)
+        else:
+            open(name, "w").close()
+EOF
+	planted=$(ls | grep -c '^perf\.data\.')
+	"$PRECORD" -F 199 --switch-output=1s -- "$WL" hot3 4 > announced 2> err ||
+		{ cat err >&2; false; }
+	cat announced err >&2
+	[ "$(wc -l < announced)" -ge 3 ]
+	for f in $(cat announced); do
+		[[ "$f" =~ ^perf\.data\.[0-9]{16}\.1$ ]]
+		[ -f "$f" ] && [ ! -L "$f" ]
+		[ "$(samples "$f")" -gt 0 ]
+	done
+	[ "$(cat victim)" = "root secret" ]
+	[ "$(stat -c %a victim)" = 600 ]
+	[ "$(find . -maxdepth 1 -name 'perf.data.*' -type f -size +0 | grep -vc '\.1$')" -eq 0 ]
+	[ "$(ls | grep -c '^perf\.data\.')" -eq $((planted + $(wc -l < announced))) ]
+	[ ! -e perf.data ]
+}

@@ -157,6 +157,30 @@ TEST(switch_is_due_by_time_size_or_request)
 	file_switch__free(sig);
 }
 
+/* A failed switch (the recording goes on in the same file) is tried
+ * again at the next TIME, or a second later for SIZE, not every round;
+ * a signal's request always. */
+TEST(failed_switch_retried_later)
+{
+	const __u64 sec = FILE_SWITCH_RETRY_NS;
+	struct file_switch *sz = file_switch__new(&(struct file_switch_config){
+		.output = "perf.data", .bytes = 100 }, 0);
+	struct file_switch *tm = file_switch__new(&(struct file_switch_config){
+		.output = "perf.data", .every_ns = 5 * sec }, 0);
+
+	CHECK(file_switch__due(sz, 7 * sec, 100, false));
+	file_switch__failed(sz, 7 * sec);
+	CHECK(!file_switch__due(sz, 8 * sec - 1, 1000, false));
+	CHECK(file_switch__due(sz, 8 * sec - 1, 0, true));
+	CHECK(file_switch__due(sz, 8 * sec, 1000, false));
+	CHECK(file_switch__due(tm, 5 * sec, 0, false));
+	file_switch__failed(tm, 5 * sec);
+	CHECK(!file_switch__due(tm, 10 * sec - 1, 0, false));
+	CHECK(file_switch__due(tm, 10 * sec, 0, false));
+	file_switch__free(sz);
+	file_switch__free(tm);
+}
+
 TEST(names_as_perf_names_them)
 {
 	struct file_switch *fs = file_switch__new(&(struct file_switch_config){
@@ -305,6 +329,7 @@ int main(void)
 		return 1;
 	RUN(sample_at_the_boundary_lands_in_exactly_one_file);
 	RUN(switch_is_due_by_time_size_or_request);
+	RUN(failed_switch_retried_later);
 	RUN(names_as_perf_names_them);
 	RUN(max_files_removes_the_oldest);
 	RUN(state_follows_forks_exits_execs_and_remaps);

@@ -13,6 +13,7 @@
 struct file_switch {
 	struct file_switch_config cfg;
 	__u64 next_ns;		/* the time of the next TIME switch */
+	__u64 retry_ns;		/* after a failed switch: none before */
 	char **kept;		/* finished files, oldest first (max_files) */
 	size_t nr_kept;
 };
@@ -49,6 +50,8 @@ bool file_switch__due(const struct file_switch *fs, __u64 now_ns, __u64 data_byt
 {
 	if (asked)
 		return true;
+	if (now_ns < fs->retry_ns)
+		return false;
 	if (fs->cfg.every_ns && now_ns >= fs->next_ns)
 		return true;
 	return fs->cfg.bytes && data_bytes >= fs->cfg.bytes;
@@ -65,6 +68,12 @@ void file_switch__started(struct file_switch *fs, __u64 now_ns)
 		return;
 	if (now_ns >= fs->next_ns)	/* skip the overrun ones at once */
 		fs->next_ns += ((now_ns - fs->next_ns) / fs->cfg.every_ns + 1) * fs->cfg.every_ns;
+}
+
+void file_switch__failed(struct file_switch *fs, __u64 now_ns)
+{
+	fs->retry_ns = now_ns + FILE_SWITCH_RETRY_NS;
+	file_switch__started(fs, now_ns);
 }
 
 int file_switch__name(const struct file_switch *fs, __u64 tod_ns, char *buf, size_t size)

@@ -42,6 +42,11 @@ void file_switch__start(struct file_switch *fs, __u64 now_ns);
  * of the start (every TIME, as perf's timer), the first one that still
  * lies ahead (a switch that took long skips the ones it overran). */
 void file_switch__started(struct file_switch *fs, __u64 now_ns);
+/* A switch failed at now_ns (the current file goes on): the next one is
+ * tried at the next TIME, or for SIZE FILE_SWITCH_RETRY_NS later; a
+ * request (a signal) is always tried. */
+#define FILE_SWITCH_RETRY_NS	1000000000ULL
+void file_switch__failed(struct file_switch *fs, __u64 now_ns);
 
 /* The name of a finished file switched at tod_ns (CLOCK_REALTIME ns),
  * in buf: OUTPUT.<timestamp>.  -ENAMETOOLONG if it does not fit. */

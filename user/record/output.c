@@ -116,20 +116,19 @@ struct perfdata_writer *output__writer(const struct output *out)
 int output__rename(struct output *out, const char *path)
 {
 	char *copy = strdup(path);
+	int err = 0;
 
 	if (!copy)
 		return -ENOMEM;
 	if (renameat2(AT_FDCWD, out->path, AT_FDCWD, path, RENAME_NOREPLACE)) {
-		int err = -errno;
-
+		err = -errno;
 		/* a file system without RENAME_NOREPLACE: a link cannot replace either */
-		if (err == -EINVAL && !link(out->path, path) && !unlink(out->path)) {
-			free(out->path);
-			out->path = copy;
-			return 0;
-		}
-
-		pr_err("cannot rename %s to %s: %s", out->path, path, strerror(-err));
+		if (err == -EINVAL)
+			err = link(out->path, path) ? -errno : unlink(out->path) ? -errno : 0;
+	}
+	if (err) {
+		if (err != -EEXIST)	/* the caller tries another name */
+			pr_err("cannot rename %s to %s: %s", out->path, path, strerror(-err));
 		free(copy);
 		return err;
 	}

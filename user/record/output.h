@@ -32,7 +32,8 @@ int output__reserve_features(struct output *out, const struct perfdata_env *env,
 /* Keep that room plus build_id_bytes for BUILD_ID. */
 int output__keep_room(struct output *out, __u64 build_id_bytes);
 /* The file moves to path (a rotated file's name; nothing there is
- * replaced: -EEXIST).  The writer keeps writing it. */
+ * replaced: -EEXIST, not said; another failure is said).  The writer
+ * keeps writing it. */
 int output__rename(struct output *out, const char *path);
 const char *output__path(const struct output *out);
 /* Features and header: the file is complete (and kept) if this returns 0. */

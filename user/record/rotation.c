@@ -22,6 +22,8 @@
 
 /* --push: how long the end of the recording waits for pending pushes. */
 #define PUSH_FINAL_WAIT_SECS	10
+/* OUT.<timestamp>.1 .. .N tried when another made OUT.<timestamp> */
+#define ROTATED_NAME_TRIES	99
 
 struct rotation {
 	struct rotation_config cfg;
@@ -152,8 +154,36 @@ static int finish_old(struct rotation *r, struct output *old, __u64 t, __u32 fil
 	return err ? err : file_features__write(r->cfg.ff, old);
 }
 
+/*
+ * out under its finished name, OUT.<timestamp>; when someone else made
+ * that name (the directory may be writable by others), the first free
+ * OUT.<timestamp>.N.  0 or -errno (said).
+ */
+static int rename_finished(struct rotation *r, struct output *out, char *name, size_t size)
+{
+	int err = file_switch__name(r->fsw, clock_ns(CLOCK_REALTIME), name, size);
+	size_t len = strlen(name);
+
+	for (int i = 1; !err; i++) {
+		err = output__rename(out, name);
+		if (err != -EEXIST)
+			return err;
+		if (i > ROTATED_NAME_TRIES) {
+			name[len] = 0;
+			pr_err("cannot rename %s: %s and the %d names after it exist", output__path(out),
+			       name, ROTATED_NAME_TRIES);
+			return err;
+		}
+		err = (size_t)snprintf(name + len, size - len, ".%d", i) >= size - len ?
+			-ENAMETOOLONG : 0;
+	}
+	pr_err("cannot name the finished %s: %s", output__path(out), strerror(-err));
+	return err;
+}
+
 /* The old file out at t: renamed, the next one open, the old finished
- * and announced (removed if it could not be finished). */
+ * and announced (removed if it could not be finished).  1: no switch, the
+ * current file goes on (said). */
 static int replace(struct rotation *r, struct output **out, __u64 t)
 {
 	const struct rotation_hooks *h = &r->cfg.hooks;
@@ -162,13 +192,18 @@ static int replace(struct rotation *r, struct output **out, __u64 t)
 	int err;
 
 	err = h->before(h->ctx, t);
-	if (!err)
-		err = file_switch__name(r->fsw, clock_ns(CLOCK_REALTIME), name, sizeof(name));
-	if (!err)
-		err = output__rename(old, name);
 	if (err)
 		return err;
+	if (rename_finished(r, old, name, sizeof(name))) {
+		pr_warn("no switch: recording goes on into %s", output__path(old));
+		return 1;
+	}
 	err = open_next(r, out, t);
+	if (!*out) {		/* output__create said why */
+		*out = old;
+		pr_warn("no switch: recording goes on into %s", output__path(old));
+		return 1;
+	}
 	if (!err)
 		err = perfdata_writer__hand_over(output__writer(old), output__writer(*out), t);
 	if (!err)
@@ -180,8 +215,6 @@ static int replace(struct rotation *r, struct output **out, __u64 t)
 		if (keep && r->files >= keep)	/* files 1 .. files - keep removed */
 			jit_sources__prune(r->cfg.jit, (__u32)(r->files - keep + 1),
 					   file_features__cache_dir(r->cfg.ff));
-	} else if (!*out) {
-		*out = old, old = NULL;		/* keep writing the old one */
 	}
 	output__free(old);	/* unfinished: removed */
 	return err;
@@ -192,6 +225,10 @@ static int switch_file(struct rotation *r, struct output **out, __u64 t)
 	__u64 t0 = clock_ns(CLOCK_MONOTONIC);
 	int err = replace(r, out, t);
 
+	if (err > 0) {
+		file_switch__failed(r->fsw, clock_ns(CLOCK_MONOTONIC));
+		return 0;
+	}
 	if (err)
 		return err;
 	proc_state__collect(r->state, t, forget_pid, r);
@@ -231,19 +268,17 @@ int rotation__round(struct rotation *r, struct output **out, __u64 now_ns, __u64
 int rotation__finish(struct rotation *r, struct output *out)
 {
 	char name[4096];
-	int err;
 
 	if (!r)
 		return 0;
-	err = file_switch__name(r->fsw, clock_ns(CLOCK_REALTIME), name, sizeof(name));
-	if (!err)
-		err = output__rename(out, name);
-	if (!err)
+	if (!rename_finished(r, out, name, sizeof(name)))
 		file_finished(r, name);
+	else		/* complete all the same */
+		pr_warn("the last file is kept as %s", output__path(out));
 	if (r->files > 1)
 		pr_debug("%llu files; the longest switch took %.1f ms",
 			 (unsigned long long)r->files, (double)r->switch_ns_max / 1e6);
-	return err;
+	return 0;
 }
 
 void rotation__wait_pushes(struct rotation *r)
