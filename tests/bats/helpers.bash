@@ -220,3 +220,41 @@ lint_lossy() {
 noise_tol() {
 	awk -v n="$1" 'BEGIN { printf "%.1f\n", (n > 0 ? 350 * sqrt(0.25 / n) : 100) + 0.5 }'
 }
+
+# same_exec_precord OPTS_A... -- OPTS_B... -- CMD...: one execution of CMD
+# recorded by two precord instances at once, as same_exec does with perf:
+# A has CMD as its command, B records it with -v -p PID; CMD is held on a
+# FIFO until B says "recording" (its events are on).  A's output in
+# a.log, B's in b.log; fails when either fails.
+same_exec_precord() {
+	local aopts=() bopts=() ra rb pid i rc=0
+	while [ "$1" != -- ]; do aopts+=("$1"); shift; done; shift
+	while [ "$1" != -- ]; do bopts+=("$1"); shift; done; shift
+	rm -f "$T/gate" "$T/gate.pid"
+	mkfifo "$T/gate"
+	"$PRECORD" "${aopts[@]}" -- sh -c 'echo $$ > "$0.pid"; read -r go < "$0"; exec "$@"' \
+		"$T/gate" "$@" > a.log 2>&1 &
+	ra=$!
+	for i in $(seq 1000); do [ -s "$T/gate.pid" ] && break; sleep 0.01; done
+	pid=$(cat "$T/gate.pid" 2>/dev/null)
+	if [ -z "$pid" ]; then
+		echo "same_exec_precord: precord did not start its command" >&2
+		cat a.log >&2
+		kill "$ra" 2>/dev/null; wait "$ra"
+		return 1
+	fi
+	"$PRECORD" -v "${bopts[@]}" -p "$pid" > b.log 2>&1 &
+	rb=$!
+	for i in $(seq 6000); do
+		grep -q 'recording; press Ctrl-C' b.log && break
+		kill -0 "$rb" 2>/dev/null || break
+		sleep 0.01
+	done
+	grep -q 'recording; press Ctrl-C' b.log ||
+		{ echo "same_exec_precord: the second precord did not start" >&2; rc=1; }
+	echo go > "$T/gate"
+	wait "$rb" || { echo "same_exec_precord: the second precord failed" >&2; rc=1; }
+	wait "$ra" || { echo "same_exec_precord: precord failed" >&2; rc=1; }
+	cat a.log b.log >&2
+	return "$rc"
+}
