@@ -24,10 +24,11 @@ pprof_shares() {
 		awk '$2 ~ /%$/ && $5 ~ /%$/ { gsub(/%/, "", $2); gsub(/%/, "", $5); print $6, $2, $5 }'
 }
 
-# check_shares DATA PROFILE: perf's ten largest symbols (by children, of
+# check_shares DATA PROFILE TRUTH: perf's ten largest symbols (by children, of
 # 0.5% and more: a 1-sample frame of a broken frame-pointer chain is named
 # 0x0000001e00000000 by perf and under no such name by pprof) and the workload's
-# functions agree within 2 points, self and children.
+# functions agree within 2 points, self and children; and the hot
+# functions' split is the workload's measured one (its PRECORD_WL_TRUTH).
 check_shares() {
 	perf_shares "$1" > perf.txt
 	pprof_shares "$2" > pprof.txt
@@ -44,18 +45,30 @@ check_shares() {
 		within "${p#* }" "${q#* }" 2 || bad=1
 	done < syms.txt
 	[ "$bad" -eq 0 ]
-	# the workload's split is there at all (a test that cannot pass empty)
-	awk '$1 == "hot_a" && $2 > 30 { f = 1 } END { exit !f }' pprof.txt
+	# the workload's split is there (a test that cannot pass empty): each
+	# hot function's flat share among the three is the one the workload
+	# measured in this run (TRUTH), within the noise of its samples
+	local n tol x t
+	n=$(perf report --stats -i "$1" 2>/dev/null | awk '/ SAMPLE events:/ { print $3; exit }')
+	tol=$(noise_tol "${n:-0}")
+	for sym in hot_a hot_b hot_c; do
+		x=$(awk -v f="$sym" '$1 ~ /^hot_[abc]$/ { s += $2 } $1 == f { v = $2 }
+			END { printf "%.2f\n", (s > 0 ? 100 * v / s : -1) }' pprof.txt)
+		t=$(truth_share "$3" "$sym" hot_a hot_b hot_c)
+		echo "$sym: pprof flat $x% of hot_a..c, measured by the workload $t% (tol $tol, $n samples)" >&2
+		within "$x" "$t" "$tol" || bad=1
+	done
+	[ "$bad" -eq 0 ]
 }
 
 @test "export --pprof of a precord recording: pprof -top shares are perf report's" {
-	"$PRECORD" -q -F 999 -g -o x.data -- "$WL" hot3 2
+	PRECORD_WL_TRUTH=$T/truth "$PRECORD" -q -F 999 -g -o x.data -- "$WL" hot3 2
 	run "$PRECORD" export --pprof -i x.data -o x.pb.gz
 	echo "$output" >&2
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
 	gzip -t x.pb.gz
-	check_shares x.data x.pb.gz
+	check_shares x.data x.pb.gz "$T/truth"
 	# mappings carry build-ids and the workload's path
 	run go tool pprof -raw x.pb.gz
 	[[ "$output" == *"$(basename "$WL")"* ]]
@@ -66,11 +79,11 @@ check_shares() {
 }
 
 @test "export --pprof of a perf record file" {
-	perf record -q -F 999 -g -o p.data -- "$WL" hot3 2 2>/dev/null
+	PRECORD_WL_TRUTH=$T/truth perf record -q -F 999 -g -o p.data -- "$WL" hot3 2 2>/dev/null
 	run "$PRECORD" export --pprof -i p.data -o p.pb.gz
 	echo "$output" >&2
 	[ "$status" -eq 0 ]
-	check_shares p.data p.pb.gz
+	check_shares p.data p.pb.gz "$T/truth"
 }
 
 @test "export --pprof of a hostile file: one error line, non-zero exit, no output" {
