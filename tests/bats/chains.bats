@@ -8,9 +8,11 @@ setup() { common_setup; require_recording; }
 teardown() { common_teardown; }
 
 # chain_check FILE: every callchain of `perf report -D` FILE, one line:
-# "chains N kernel K user U bad B".  bad counts chains with a context
-# marker right after another, more than one marker of a context, frames
-# before the first marker, or a zero address at the end.
+# "chains N kernel K user U bad B zero Z".  bad counts chains with a
+# context marker right after another, more than one marker of a context,
+# or frames before the first marker; zero those with a zero address at
+# the end (perf record leaves one where the walk ran into a frame without
+# a frame pointer, such as Debian's libc: precord does not).
 chain_check() {
 	perf report -D -i "$1" 2>/dev/null | python3 -c '
 import re, sys
@@ -26,14 +28,15 @@ for line in sys.stdin:
     m = re.match(r"\.\.\.\.\.\s+\d+: ([0-9a-f]+)", line)
     if m and cur is not None and len(cur) < want:
         cur.append(int(m.group(1), 16))
-bad = kern = user = 0
+bad = kern = user = zero = 0
 for c in chains:
-    b = c.count(K) > 1 or c.count(U) > 1 or (c and c[0] < MAX) or (c and c[-1] == 0)
+    b = c.count(K) > 1 or c.count(U) > 1 or (c and c[0] < MAX)
     b = b or any(x >= MAX and y >= MAX for x, y in zip(c, c[1:]))
     bad += b
+    zero += bool(c and c[-1] == 0)
     kern += K in c
     user += U in c
-print("chains %d kernel %d user %d bad %d" % (len(chains), kern, user, bad))
+print("chains %d kernel %d user %d bad %d zero %d" % (len(chains), kern, user, bad, zero))
 '
 }
 
@@ -62,17 +65,17 @@ print("%.2f" % (size / int(sys.argv[2])))' "$1" "$n"
 
 @test "callchains: one context marker per context, the shape of perf record's" {
 	# fork and exit give kernel stacks under user stacks; the busy child
-	# gives the dominant user stack
-	perf record -q -F 999 -g -o p.data -- "$WL" forkstorm 3000 2 > /dev/null 2>&1
-	run "$PRECORD" -F 999 -g -o x.data -- "$WL" forkstorm 3000 2
-	[ "$status" -eq 0 ]
-	[[ "$output" != *malformed* ]]
+	# gives the dominant user stack.  perf record -p records the same
+	# execution, so their top stacks are of one profile
+	same_exec -q -F 999 -g -o p.data -- -F 999 -g -o x.data -- "$WL" forkstorm 3000 2
+	! grep -q malformed precord.log
 	lint x.data --min-samples 1000
 	p=$(chain_check p.data); x=$(chain_check x.data)
 	echo "perf: $p" >&2
 	echo "precord: $x" >&2
 	[ "$(stat_of "$p" bad)" -eq 0 ]		# the checker agrees with perf
 	[ "$(stat_of "$x" bad)" -eq 0 ]
+	[ "$(stat_of "$x" zero)" -eq 0 ]
 	[ "$(stat_of "$x" kernel)" -gt 10 ]	# both contexts were seen
 	[ "$(stat_of "$x" user)" -gt 1000 ]
 	# no marker twice in a row anywhere in the dump
@@ -119,6 +122,7 @@ print("%.2f" % (size / int(sys.argv[2])))' "$1" "$n"
 	x=$(chain_check x.data)
 	echo "precord: $x" >&2
 	[ "$(stat_of "$x" bad)" -eq 0 ]
+	[ "$(stat_of "$x" zero)" -eq 0 ]
 	lint x.data --min-samples 100
 }
 
@@ -130,7 +134,7 @@ print("%.2f" % (size / int(sys.argv[2])))' "$1" "$n"
 	[ -n "$busy" ]
 	n=$(perf script -i x.data -F pid 2>/dev/null | grep -cw "$busy" || true)
 	echo "samples of the busy child $busy: $n" >&2
-	[ "$n" -ge 1000 ]	# 2 s at 999 Hz
+	[ "$n" -ge 1798 ]	# 2 s of its CPU time at 999 Hz, less 10%
 	lint x.data
 }
 
@@ -184,5 +188,7 @@ print("%.2f" % (size / int(sys.argv[2])))' "$1" "$n"
 	[ "$n" -ge 100 ]
 	# the children left the set when they exited: the busy child is sampled
 	busy=$(echo "$output" | awk '$1 == "busy" { print $2 }')
-	[ "$(perf script -i x.data -F pid 2>/dev/null | grep -cw "$busy")" -ge 500 ]
+	n=$(perf script -i x.data -F pid 2>/dev/null | grep -cw "$busy" || true)
+	echo "samples of the busy child $busy: $n" >&2
+	[ "$n" -ge 899 ]	# 1 s of its CPU time at 999 Hz, less 10%
 }

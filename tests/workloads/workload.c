@@ -16,6 +16,7 @@
  *   workload kernel [SECONDS]      spend SECONDS in read(2) of /dev/zero
  *   workload spin                  hot3 forever (for -p; kill it when done)
  *   workload forkstorm N SECS [HOLD_MS]  N short children, then a busy one
+ *                                  for SECS of its CPU time
  *   workload churn SECS            for SECS of wall time: new threads and
  *                                  processes (fork + exec of /bin/true)
  *                                  all the time (see run_churn)
@@ -340,12 +341,14 @@ static double storm_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* The busy child's work: hot_a until secs have passed. */
+/* The busy child's work: hot_a until secs of its CPU time have passed
+ * (not wall time: a test counts its samples, F * secs on a busy machine
+ * too). */
 __attribute__((noinline)) static void storm_busy(double secs)
 {
-	double end = storm_now() + secs;
+	double end = cpu_seconds() + secs;
 
-	while (storm_now() < end)
+	while (cpu_seconds() < end)
 		hot_a(UNIT / 10);
 }
 
@@ -357,8 +360,8 @@ __attribute__((noinline)) static void storm_busy(double secs)
  * all N are alive together).  Then print "dead PID" for the last 20 of
  * them, pause 1.5 s when N > 0 (a test can start a process that reuses
  * such a pid),
- * fork one child that burns CPU for SECS seconds, print "busy PID", and
- * wait for it.
+ * fork one child that burns SECS seconds of its CPU time, print "busy
+ * PID", and wait for it.
  */
 static int run_forkstorm(int argc, char **argv)
 {
