@@ -307,8 +307,11 @@ steady_files() {
 	last=$(rotated | tail -1)
 	for f in $(rotated); do
 		for p in $jd $pm; do
-			read -r named unnamed all < <(named_of "$f" "$p" steadyHot)
-			echo "$f: pid $p: steadyHot $named, unnamed $unnamed of $all samples" >&2
+			# steadyHot, or the script's top level once V8 compiles
+			# its loop (~12 s in) with steadyHot inlined: JS of
+			# steady.js either way, named from the buffer's records
+			read -r named unnamed all < <(named_of "$f" "$p" steady.js)
+			echo "$f: pid $p: steady.js's JS $named, unnamed $unnamed of $all samples" >&2
 			# 30-400 samples a process a 2 s file (a busy machine gives
 			# less; the last file, cut by SIGTERM, may have a few); the
 			# loop is nearly all of its time (Date.now and GC are the

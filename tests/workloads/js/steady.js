@@ -2,7 +2,8 @@
 //
 // A JIT service in steady state: one hot function, compiled in its first
 // milliseconds, then run for SECONDS (default 60) of wall time with no new
-// code.  V8 writes its jitdump through a 2 MiB stdio buffer, so the record
+// code but one: ~12 s in (node 20), V8 compiles the top-level loop with
+// steadyHot inlined (`JS:* steady.js:1:1`).  V8 writes its jitdump through a 2 MiB stdio buffer, so the record
 // of that code stays in node's memory, not in the file, for as long as the
 // process runs (rotate.bats: every rotated file must still name it).
 //
