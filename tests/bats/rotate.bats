@@ -34,19 +34,27 @@ samples() {
 	perf report -i "$1" --stats 2>/dev/null | awk '/SAMPLE events:/ { print $3; exit }'
 }
 
+# record_files N OPTS...: precord OPTS (announced on stdout into announced,
+# stderr in err) until N files are announced, then SIGTERM, which finishes
+# one more: a count of files, not of seconds (a busy machine stretches
+# 2 s files: 5 in 13 s seen); fails if precord does.
+record_files() {
+	local n=$1 rec; shift
+	"$PRECORD" "$@" > announced 2> err & rec=$!; echo $rec >> bg.pids
+	for _ in $(seq 600); do
+		[ "$(wc -l < announced)" -ge "$n" ] && break
+		sleep 0.1
+	done
+	kill -TERM $rec
+	wait $rec || { cat err >&2; false; }
+}
+
 @test "-a --switch-output=2s --switch-max-files=3: every kept file stands alone, C and JS functions named in each" {
 	need "node" command -v node
 	"$WL" threads 2 60 >/dev/null & wl=$!; echo $wl >> bg.pids
 	node --perf-prof --interpreted-frames-native-stack "$JS" 60 >/dev/null & js=$!; echo $js >> bg.pids
 	sleep 2		# both run, JIT code compiled, before precord starts
-	"$PRECORD" -a -g -F 199 --switch-output=2s --switch-max-files=3 \
-		> announced 2> err & rec=$!; echo $rec >> bg.pids
-	# five files (a busy machine stretches 2 s files), then SIGTERM
-	for _ in $(seq 600); do
-		[ "$(wc -l < announced)" -ge 4 ] && break
-		sleep 0.1
-	done
-	kill -TERM $rec; wait $rec || { cat err >&2; false; }
+	record_files 4 -a -g -F 199 --switch-output=2s --switch-max-files=3
 	cat announced err >&2
 	kept=$(rotated | wc -l)
 	[ "$kept" -eq 3 ]
@@ -291,14 +299,7 @@ steady_files() {
 	node --perf-prof "$steady" 60 >/dev/null & jd=$!; echo $jd >> bg.pids
 	node --perf-basic-prof "$steady" 60 >/dev/null & pm=$!; echo $pm >> bg.pids
 	sleep 1.5		# both compiled their code before the recording
-	"$PRECORD" -q -a -g -F 199 --switch-output=2s ${1:+--switch-max-files=$1} \
-		> announced 2> err & rec=$!; echo $rec >> bg.pids
-	# six files (a busy machine stretches 2 s files), then SIGTERM
-	for _ in $(seq 600); do
-		[ "$(wc -l < announced)" -ge 6 ] && break
-		sleep 0.1
-	done
-	kill -TERM $rec; wait $rec || { cat err >&2; false; }
+	record_files 6 -q -a -g -F 199 --switch-output=2s ${1:+--switch-max-files=$1}
 	kill $jd $pm; wait $jd $pm 2>/dev/null || true
 	rm -f /tmp/perf-$pm.map
 	cat err >&2
