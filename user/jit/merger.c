@@ -417,6 +417,7 @@ static void read_unwritten(struct jit_merger *m, __u32 idx, struct jit_budget *b
 	struct source *s = &m->srcs[idx];
 	struct jd_ctx c = { .m = m, .src = idx };
 	__u64 at, before = b->bytes;
+	struct pbuf bytes = { 0 };	/* up to STDIO_TAIL_MAX: not kept */
 	int n;
 
 	if (s->kind != SRC_JITDUMP || !s->jd || !s->pid || !jitdump_reader__header(s->jd) ||
@@ -424,15 +425,15 @@ static void read_unwritten(struct jit_merger *m, __u32 idx, struct jit_budget *b
 		return;
 	if (!m->tail && !(m->tail = stdio_tail__new()))
 		return;
-	if (stdio_tail__peek(m->tail, s->pid, jitdump_reader__fd(s->jd), &m->unwritten, &at) ||
-	    !m->unwritten.len)
-		return;
-	n = jitdump_reader__read_unwritten(s->jd, m->unwritten.data, m->unwritten.len, at, b,
-					   merger_jitdump_record, &c);
-	read_done(m, s, before, b);
-	if (n > 0)
-		m->st.unwritten += (__u64)n;
-	pbuf_reset(&m->unwritten);
+	if (!stdio_tail__peek(m->tail, s->pid, jitdump_reader__fd(s->jd), &bytes, &at) &&
+	    bytes.len) {
+		n = jitdump_reader__read_unwritten(s->jd, bytes.data, bytes.len, at, b,
+						   merger_jitdump_record, &c);
+		read_done(m, s, before, b);
+		if (n > 0)
+			m->st.unwritten += (__u64)n;
+	}
+	pbuf_free(&bytes);
 }
 
 /*
@@ -702,7 +703,6 @@ void jit_merger__free(struct jit_merger *m)
 	}
 	jitelf_image__free(m->img);
 	stdio_tail__free(m->tail);
-	pbuf_free(&m->unwritten);
 	free(m->srcs);
 	free(m->images);
 	free(m->imaps);
@@ -839,7 +839,8 @@ int jit_merger__finish(struct jit_merger *m)
 				err = 0;
 			if (!err)
 				read_unwritten(m, (__u32)i, &b);
-			if (s->jd && !b.cut && jitdump_reader__pending(s->jd))
+			if (s->jd && !b.cut && jitdump_reader__pending(s->jd) &&
+			    !jitdump_reader__ahead(s->jd))	/* read from the buffer */
 				pr_info("jitdump %s: incomplete last record at offset %llu ignored",
 					printable(shown, sizeof(shown), s->path),
 					(unsigned long long)jitdump_reader__offset(s->jd));

@@ -81,7 +81,6 @@ struct jit_merger {
 	struct jit_limits lim;
 	size_t next_src;		/* the first source of the next poll */
 	struct stdio_tail *tail;	/* NULL until a jitdump of a process */
-	struct pbuf unwritten;		/* its scratch */
 	bool finished, full_warned, cap_warned;
 	bool have_outputs;		/* mappings and images built (finish, checkpoint) */
 };

@@ -645,6 +645,9 @@ int jit_sources__finish(struct jit_sources *g, struct perfdata_writer *w, __u64 
 			pr_info("JIT: %llu functions merged into %llu images in %s",
 				(unsigned long long)(st.loads + st.map_entries + st.mlpd_methods),
 				(unsigned long long)st.images, g->dir);
+		if (st.unwritten)
+			pr_debug("JIT: %llu jitdump records read from their writers' buffers",
+				 (unsigned long long)st.unwritten);
 		if (st.dropped)
 			pr_warn("JIT: %llu functions past the limit of JIT mappings were not named",
 				(unsigned long long)st.dropped);
