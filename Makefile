@@ -188,11 +188,12 @@ unit: unit-build
 # `make test`: install what is missing, build, then every test (unit tests
 # plain and under ASan/UBSan, fuzz corpora replayed, bats end to end).
 # The last line is "N passed, N failed, N skipped".
-# `make test BATS="tests/bats/x.bats ..."`: build, then those end-to-end
-# files only (the same closing line).
+# `make test BATS="tests/bats/x.bats ..."`: build (the unit programs too:
+# jit.bats runs test_mlpd), then those end-to-end files only (the same
+# closing line).
 test: deps
 ifdef BATS
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory all unit-build
 	$(Q)bash scripts/run-tests.sh --bats $(BATS)
 else
 	$(Q)$(MAKE) --no-print-directory all unit-build
