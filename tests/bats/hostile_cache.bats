@@ -156,3 +156,55 @@ leaks() {
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"bad --buildid-cache-max '0'"* ]]
 }
+
+@test "the systemd unit's own arguments: nothing it writes is readable by another user" {
+	unit=$ROOT/scripts/precord.service
+	line=$(sed -n 's/^ExecStart=//p' "$unit")
+	um=$(sed -n 's/^UMask=//p' "$unit")
+	dmode=$(sed -n 's/^StateDirectoryMode=//p' "$unit")
+	[ -n "$line" ] && [ -n "$um" ] && [ -n "$dmode" ]
+	# what systemd does: the state folder in its mode, the unit's umask
+	state=$T/state
+	mkdir -m "$dmode" "$state"
+	read -ra argv <<<"$line"
+	args=()
+	for a in "${argv[@]:1}"; do	# the binary is the one under test
+		a=${a//\/var\/lib\/precord/$state}
+		case $a in --switch-output=*) a=--switch-output=1s ;; esac
+		args+=("$a")
+	done
+	echo "unit arguments: ${args[*]}" >&2
+	need "node" command -v node
+	# nobody's processes: a native one from its own 0700 folder, one in the
+	# kernel, node with its jitdump (JIT images)
+	"${AS_NOBODY[@]}" mkdir -m 700 "$T/n/priv"
+	"${AS_NOBODY[@]}" cp "$WL" "$T/n/priv/wl"
+	"${AS_NOBODY[@]}" "$T/n/priv/wl" hot3 30 & t1=$!
+	"${AS_NOBODY[@]}" "$WL" kernel 30 & t2=$!
+	(cd "$T/n" && exec "${AS_NOBODY[@]}" node --perf-prof "$ROOT/tests/workloads/js/hot.js" 30 >/dev/null) & t3=$!
+	sleep 1		# its JIT code compiled before precord starts
+	(cd "$state" && umask "$um" && exec "$PRECORD" "${args[@]}") > "$T/rec.out" 2>&1 & rec=$!
+	# two files finished (each one's path goes to stdout), or 30 s
+	for _ in $(seq 300); do
+		[ "$(grep -c '^/.*perf\.data\.' "$T/rec.out")" -ge 2 ] && break
+		sleep 0.1
+	done
+	kill -TERM "$rec"
+	wait "$rec"; rc=$?
+	kill "$t1" "$t2" "$t3" 2>/dev/null || true
+	wait "$t1" "$t2" "$t3" 2>/dev/null || true
+	cat "$T/rec.out" >&2
+	[ "$rc" -eq 0 ]
+	# it wrote files, a cache and the private binary's copy
+	[ "$(find "$state" -maxdepth 1 -name 'perf.data.*' -type f | wc -l)" -ge 2 ]
+	[ -n "$(find "$state/.debug" -path "*$T/n/priv/wl/*/elf")" ]
+	[ -n "$(find "$state" -path '*.jit/*.so' -type f)" ]
+	# every file and folder under the state folder (not the .build-id links,
+	# whose mode means nothing): no bit for group or others
+	find "$state" ! -type l -perm /077 -exec stat -c "%a %n" {} + >&2 || true
+	[ -z "$(find "$state" ! -type l -perm /077)" ]
+	# and as the users themselves: nothing to read, nothing to list
+	[ -z "$("${AS_NOBODY[@]}" find "$state" -readable 2>/dev/null)" ]
+	[ -z "$("${AS_OTHER[@]}" find "$state" -readable 2>/dev/null)" ]
+	! "${AS_NOBODY[@]}" ls "$state" >/dev/null 2>&1
+}

@@ -850,7 +850,9 @@ static int cache_add(const char *cache_dir, const char *name, const __u8 *id,
  * The copy is ours (our user and group): its group bits go to our group,
  * so they are the original's only when it has our group, else what the
  * original grants others at most.  Behind a directory others cannot
- * search (flags & BUILDID_CACHE_PRIVATE) only the owner reads it.
+ * search (flags & BUILDID_CACHE_PRIVATE) only the owner reads it.  The
+ * umask holds, as for every file precord creates (the systemd unit's
+ * 0077 makes every copy root's only).
  */
 static mode_t copy_mode(const struct stat *st, unsigned int flags)
 {
@@ -860,7 +862,7 @@ static mode_t copy_mode(const struct stat *st, unsigned int flags)
 		m &= ~(mode_t)070 | ((m & 07) << 3);
 	if (flags & BUILDID_CACHE_PRIVATE)
 		m &= 0700;
-	return m;
+	return m & ~io_umask();
 }
 
 int buildid_cache__add_fd(const char *cache_dir, const char *name,
@@ -881,7 +883,7 @@ int buildid_cache__add_fd(const char *cache_dir, const char *name,
 int buildid_cache__add_data(const char *cache_dir, const char *name,
 			    const __u8 *id, int size, const void *data, size_t len)
 {
-	struct copy_src src = { .fd = -1, .data = data, .len = len, .mode = 0755 };
+	struct copy_src src = { .fd = -1, .data = data, .len = len, .mode = 0755 & ~io_umask() };
 
 	if (!data && len)
 		return -EINVAL;

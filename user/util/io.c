@@ -107,3 +107,18 @@ int commit_replacement(const char *tmp, const char *path, int err)
 		unlink(tmp);
 	return err;
 }
+
+mode_t io_umask(void)
+{
+	char line[128];
+	unsigned int m = 077;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return 077;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Umask: %o", &m) == 1)
+			break;
+	fclose(f);
+	return (mode_t)(m & 0777);
+}

@@ -40,4 +40,8 @@ int create_replacement(const char *path, char *tmp, size_t size);
  * (or when the rename fails) tmp is removed.  0 or -errno. */
 int commit_replacement(const char *tmp, const char *path, int err);
 
+/* The process's umask, read without changing it (the Umask line of
+ * /proc/self/status; 077 when that cannot be read: the narrow guess). */
+mode_t io_umask(void);
+
 #endif
