@@ -645,6 +645,11 @@ static int parse_side(const struct perf_reader *r, const struct perf_event_heade
 			if ((h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) && b[40] >= 1 && b[40] <= 20) {
 				m->build_id_size = b[40];
 				memcpy(m->build_id, b + 44, 20);
+			} else if (!(h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)) {
+				memcpy(&m->maj, b + 40, 4);
+				memcpy(&m->min, b + 44, 4);
+				memcpy(&m->ino, b + 48, 8);
+				memcpy(&m->ino_generation, b + 56, 8);
 			}
 		}
 		m->filename = record_str(h, fixed, end);
