@@ -46,13 +46,26 @@ struct sym_cache {
 	struct sym_cache_stats st;
 };
 
+static char *default_dir;
+
+int sym_cache__set_default_dir(const char *buildid_dir)
+{
+	char *d = buildid_dir ? strdup(buildid_dir) : NULL;
+
+	if (buildid_dir && !d)
+		return -ENOMEM;
+	free(default_dir);
+	default_dir = d;
+	return 0;
+}
+
 struct sym_cache *sym_cache__new(const char *buildid_dir)
 {
 	struct sym_cache *c = calloc(1, sizeof(*c));
 
 	if (!c)
 		return NULL;
-	c->dir = buildid_cache_dir(buildid_dir);
+	c->dir = buildid_cache_dir(buildid_dir ? buildid_dir : default_dir);
 	if (!c->dir && errno == ENOMEM) {
 		free(c);
 		return NULL;

@@ -50,9 +50,14 @@ struct sym_cache_stats {
  */
 #define SYM_CACHE_MAX_BYTES	(256ULL << 20)
 
-/* buildid_dir: perf's --buildid-dir; NULL: perf's default (~/.debug or
- * buildid.dir in perf's config).  NULL + errno on failure. */
+/* buildid_dir: perf's --buildid-dir; NULL: the process's default (see
+ * set_default_dir), else perf's (~/.debug or buildid.dir in perf's
+ * config).  NULL + errno on failure. */
 struct sym_cache *sym_cache__new(const char *buildid_dir);
+/* The directory of caches made with NULL from now on (the recorder's
+ * --buildid-dir, for its --push thread); NULL: perf's.  Copied; call it
+ * before any thread makes a cache. */
+int sym_cache__set_default_dir(const char *buildid_dir);
 void sym_cache__free(struct sym_cache *c);
 const struct sym_cache_stats *sym_cache__stats(const struct sym_cache *c);
 /* Another limit than SYM_CACHE_MAX_BYTES (applied after the next file). */

@@ -1,0 +1,100 @@
+#!/usr/bin/env bats
+# What the report symbolizer (precord export, the --push thread) opens for
+# a recording, run as root on the recordings of hostile processes
+# (tests/workloads/hostile_report.c, as nobody): issue 18, finding 8.
+# The pprof's string table (function names) is read with zcat | strings.
+
+load helpers
+
+HR=$ROOT/build/workloads/hostile_report
+AS_NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+
+setup() {
+	common_setup
+	require_recording
+	need "hostile_report built" test -x "$HR"
+	need "setpriv" command -v setpriv
+	need "strace" command -v strace
+	need "cc" command -v cc
+	chmod 711 "$T"
+	mkdir "$T/n" && chown nobody:nogroup "$T/n"
+	# two libraries alike but for their function's name, no build-id
+	# (then nothing but the path tells the symbolizer which file it was)
+	echo '__attribute__((noinline)) void hot_spin(long n) { for (volatile long i = 0; i < n; i++); }' > hot.c
+	sed 's/hot_spin/secret_spin_zq/' hot.c > secret.c
+	cc -O1 -shared -fPIC -Wl,--build-id=none -o "$T/n/h.so" hot.c
+	cc -O1 -shared -fPIC -Wl,--build-id=none -o "$T/secret.so" secret.c
+	chown nobody:nogroup "$T/n/h.so"
+	chmod 600 "$T/secret.so"			# root's, unreadable to nobody
+	JITPID=
+}
+
+teardown() {
+	[ -n "$JITPID" ] && rm -f "/tmp/perf-$JITPID.map"
+	common_teardown
+}
+
+names() {
+	zcat "$1" | strings
+}
+
+# lacks PROFILE WORD: no function name of PROFILE has WORD (a function,
+# so that a failure fails the test: bats ignores a bare "! cmd")
+lacks() {
+	! names "$1" | grep -q "$2"
+}
+
+# record_swap TARGET: nobody's process spins in $T/n/h.so, then makes it a
+# symlink to TARGET ("-": it stays).
+record_swap() {
+	run "$PRECORD" -F 999 -o x.data -- "${AS_NOBODY[@]}" "$HR" swap "$T/n/h.so" 2 "$1"
+	echo "$output" >&2
+	[ "$status" -eq 0 ]
+	perf report -i x.data --stdio --no-children --sort dso -q 2>/dev/null | grep -q 'h\.so'
+}
+
+@test "export of a mapped library swapped for a symlink to /dev/kmsg: the device is never opened" {
+	record_swap /dev/kmsg
+	[[ "$output" == *"swapped $T/n/h.so -> /dev/kmsg"* ]]
+	run strace -f -y -e trace=open,openat,openat2 -o trace.txt "$PRECORD" export --pprof -i x.data -o x.pb.gz
+	echo "$output" >&2
+	[ "$status" -eq 0 ]
+	grep 'h\.so' trace.txt >&2 || true
+	run grep '</dev/kmsg>' trace.txt			# was opened as root
+	[ "$status" -eq 1 ]
+}
+
+@test "export: a swapped library's symlink to a root-only binary does not leak its symbols" {
+	record_swap -				# the control: the library stays
+	"$PRECORD" export --pprof -i x.data -o ok.pb.gz
+	names ok.pb.gz | grep -q hot_spin
+	record_swap "$T/secret.so"
+	run "$PRECORD" export --pprof -i x.data -o x.pb.gz
+	echo "$output" >&2
+	[ "$status" -eq 0 ]
+	lacks x.pb.gz secret_spin_zq			# was named from the 0600 file
+}
+
+@test "export: a /tmp/perf-PID.map nobody planted for a root process is not read" {
+	run "$PRECORD" -F 999 -o j.data -- "$HR" jit 2
+	echo "$output" >&2
+	[ "$status" -eq 0 ]
+	read -r JITPID start len < <(sed -n 's/^jit \([0-9]*\) \([0-9a-f]*\) \([0-9a-f]*\)$/\1 \2 \3/p' <<<"$output")
+	[ -n "$JITPID" ] && [ -n "$start" ]
+	rm -f "/tmp/perf-$JITPID.map"
+	# the control: root's own map names the frames
+	printf '%s %s jit_by_root\n' "$start" "$len" > "/tmp/perf-$JITPID.map"
+	"$PRECORD" export --pprof -i j.data -o ok.pb.gz
+	names ok.pb.gz | grep -q jit_by_root
+	rm "/tmp/perf-$JITPID.map"
+	"${AS_NOBODY[@]}" sh -c "printf '%s %s planted_by_nobody\n' $start $len > /tmp/perf-$JITPID.map"
+	run "$PRECORD" export --pprof -i j.data -o x.pb.gz
+	echo "$output" >&2
+	[ "$status" -eq 0 ]
+	lacks x.pb.gz planted_by_nobody			# renamed root's JIT frames
+	# nor through a symlink of root's to nobody's file
+	mv "/tmp/perf-$JITPID.map" "$T/planted.map"
+	ln -s "$T/planted.map" "/tmp/perf-$JITPID.map"
+	run "$PRECORD" export --pprof -i j.data -o y.pb.gz
+	lacks y.pb.gz planted_by_nobody
+}
