@@ -38,6 +38,7 @@
 #include "util/io.h"
 #include "util/log.h"
 #include "util/printable.h"
+#include "util/safe_open.h"
 
 #define CONFIG_FILE_MAX		(1u << 20)
 #define CONFIG_VALUE_MAX	1024		/* perf's parse_value() limit */
@@ -762,28 +763,94 @@ static int id_link_paths(const char *hex, const char *rel, char dir[ID_LINK_DIR_
 	return 0;
 }
 
-/* .build-id/<hex[0:2]>/<hex[2:]> -> ../../<rel>, as perf makes it. */
-static int cache_link(int rootfd, const char *hex, const char *rel)
+/* Whether the files relA/base and relB/base below rootfd have the same
+ * bytes (no symlink followed).  An unreadable one: not the same. */
+static bool same_content(int rootfd, const char *rel_a, const char *rel_b, const char *base)
 {
-	char dir[ID_LINK_DIR_SIZE], target[PATH_MAX], old[PATH_MAX];
+	char pa[PATH_MAX], pb[PATH_MAX], *ba = NULL, *bb = NULL;
+	struct stat sa, sb;
+	bool same = false;
+	int fa, fb;
+
+	if ((size_t)snprintf(pa, sizeof(pa), "%s/%s", rel_a, base) >= sizeof(pa) ||
+	    (size_t)snprintf(pb, sizeof(pb), "%s/%s", rel_b, base) >= sizeof(pb))
+		return false;
+	fa = safe_open_file(rootfd, pa, NULL);
+	fb = safe_open_file(rootfd, pb, NULL);
+	if (fa >= 0 && fb >= 0 && !fstat(fa, &sa) && !fstat(fb, &sb) && sa.st_size == sb.st_size &&
+	    (ba = malloc(COPY_CHUNK)) && (bb = malloc(COPY_CHUNK))) {
+		off_t off = 0;
+
+		same = true;
+		while (same && off < sa.st_size) {
+			size_t n = sa.st_size - off < COPY_CHUNK ? (size_t)(sa.st_size - off) : COPY_CHUNK;
+
+			same = pread_full(fa, ba, n, off) == (ssize_t)n &&
+			       pread_full(fb, bb, n, off) == (ssize_t)n && !memcmp(ba, bb, n);
+			off += (off_t)n;
+		}
+	}
+	free(ba);
+	free(bb);
+	if (fa >= 0)
+		close(fa);
+	if (fb >= 0)
+		close(fb);
+	return same;
+}
+
+/*
+ * .build-id/<hex[0:2]>/<hex[2:]> -> ../../<rel>, as perf makes it, unless
+ * the id is in conflict: two files with this build-id and different bytes
+ * (anyone can write a file carrying a victim's build-id, and perf report
+ * would name the victim's frames from whichever file was cached first).
+ * Then the link is removed and a marker, <hex[2:]>.conflict, keeps it
+ * from being made again; perf report and precord's symbolizer find each
+ * file by its own path (DIR/<path>/<hex>) instead.  Said once per id.
+ */
+static int cache_link(int rootfd, const char *hex, const char *rel, const char *base)
+{
+	char dir[ID_LINK_DIR_SIZE], target[PATH_MAX], old[PATH_MAX], mark[NAME_MAX + 1];
 	ssize_t n;
-	int dfd, err = id_link_paths(hex, rel, dir, target);
+	int dfd, fd, err = id_link_paths(hex, rel, dir, target);
 
 	if (err)
 		return err;
 	dfd = dir_open_rel(rootfd, dir);
 	if (dfd < 0)
 		return dfd;
+	snprintf(mark, sizeof(mark), "%s.conflict", hex + 2);
+	if (!faccessat(dfd, mark, F_OK, AT_SYMLINK_NOFOLLOW)) {
+		close(dfd);
+		return 0;
+	}
 	if (symlinkat(target, dfd, hex + 2)) {
 		err = -errno;
 		if (err == -EEXIST) {
+			err = 0;
 			n = readlinkat(dfd, hex + 2, old, sizeof(old) - 1);
 			if (n >= 0) {
 				old[n] = '\0';
-				if (strcmp(old, target))
+				if (strcmp(old, target) && strncmp(old, "../../", 6)) {
 					pr_debug("build-id %s is already linked to %s", hex, old);
+				} else if (strcmp(old, target) &&
+					   !same_content(rootfd, old + 6, rel, base)) {
+					char a[PRINTABLE_MAX], b[PRINTABLE_MAX];
+
+					size_t la = strlen(old + 6), lb = strlen(rel), lh = strlen(hex) + 1;
+
+					old[6 + la - (la > lh ? lh : 0)] = '\0';	/* the paths, without /<hex> */
+					pr_warn("build-id %s: /%s and /%.*s differ: no .build-id link for it "
+						"(each is looked up by its path)", hex,
+						printable(a, sizeof(a), old + 6),
+						(int)(lb > lh ? lb - lh : lb), printable(b, sizeof(b), rel));
+					unlinkat(dfd, hex + 2, 0);
+					fd = openat(dfd, mark, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+						    O_CLOEXEC, 0600);
+					if (fd >= 0)
+						close(fd);
+				}
 			}
-			err = 0;
 		}
 	}
 	close(dfd);
@@ -831,7 +898,7 @@ static int cache_add(const char *cache_dir, const char *name, const __u8 *id,
 	if (pfd >= 0)
 		close(pfd);
 	if (!err)
-		err = cache_link(rootfd, hex, rel);
+		err = cache_link(rootfd, hex, rel, cache_basename[kind]);
 	close(rootfd);
 	if (err == -EFBIG || err == -EDQUOT) {
 		budget_refused(name, err);
