@@ -98,3 +98,38 @@ record_swap() {
 	run "$PRECORD" export --pprof -i j.data -o y.pb.gz
 	lacks y.pb.gz planted_by_nobody
 }
+
+# Finding 13: nobody's binary carrying the victim's build-id, recorded
+# (and so cached) first, named the victim's frames in perf report and
+# export (the .build-id link pointed at nobody's copy).
+@test "build-id cache poisoning: a file with the victim's build-id cached first does not name its frames" {
+	need "perf" perf version
+	id=0x5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed
+	cat > spin.c <<'SRC'
+#include <time.h>
+__attribute__((noinline)) void victim_hot(void) { for (volatile long i = 0; i < 100000; i++); }
+int main(void) { time_t end = time(0) + 2; while (time(0) < end) victim_hot(); return 0; }
+SRC
+	sed 's/victim_hot/evil_named_zq/' spin.c > evil.c
+	cc -O1 -Wl,--build-id=$id -o "$T/n/evil" evil.c
+	cc -O1 -Wl,--build-id=$id -o "$T/victim" spin.c
+	chown nobody:nogroup "$T/n/evil"
+	[ "$(nm "$T/n/evil" | awk '/evil_named_zq/ { print $1 }')" = "$(nm "$T/victim" | awk '/victim_hot/ { print $1 }')" ]
+	"$PRECORD" -F 999 -o e.data -- "${AS_NOBODY[@]}" "$T/n/evil"
+	run "$PRECORD" -F 999 -o v.data -- "$T/victim"
+	echo "$output" >&2
+	[ "$status" -eq 0 ]
+	warned=$output
+	run perf report -i v.data --stdio --no-children --sort sym -q
+	echo "$output" | head -5 >&2
+	[[ "$output" == *victim_hot* ]]
+	[[ "$output" != *evil_named_zq* ]]
+	"$PRECORD" export --pprof -i v.data -o v.pb.gz
+	names v.pb.gz | grep -q victim_hot
+	lacks v.pb.gz evil_named_zq
+	# the attacker's own recording still has its names
+	"$PRECORD" export --pprof -i e.data -o e.pb.gz
+	names e.pb.gz | grep -q evil_named_zq
+	# said once, naming both files
+	[ "$(grep -c "build-id 5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed: $T/n/evil and $T/victim differ" <<<"$warned")" -eq 1 ]
+}
