@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -320,6 +321,10 @@ struct symbolizer *symbolizer__new(struct sym_cache *c, const struct perf_reader
 	s->c = c;
 	c->users++;
 	s->r = r;
+	/* the tree's priorities: a file that knew them could order its
+	 * mappings into a list (O(n) depth) */
+	if (getrandom(&s->pool.seed, sizeof(s->pool.seed), GRND_NONBLOCK) != sizeof(s->pool.seed))
+		s->pool.seed = (__u64)(uintptr_t)s ^ (__u64)time(NULL);
 	s->same_host = host_matches(r);
 	s->input_dir = slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
 	s->input_base = strdup(slash ? slash + 1 : path);
