@@ -27,10 +27,12 @@ setup() {
 	chown nobody:nogroup "$T/n/h.so"
 	chmod 600 "$T/secret.so"			# root's, unreadable to nobody
 	JITPID=
+	CLUSTER_DIR=
 }
 
 teardown() {
 	[ -n "$JITPID" ] && rm -f "/tmp/perf-$JITPID.map"
+	[ -n "$CLUSTER_DIR" ] && "$ROOT/tests/tools/clickhouse-cluster" stop "$CLUSTER_DIR"
 	common_teardown
 }
 
@@ -132,4 +134,33 @@ SRC
 	names e.pb.gz | grep -q evil_named_zq
 	# said once, naming both files
 	[ "$(grep -c "build-id 5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed: $T/n/evil and $T/victim differ" <<<"$warned")" -eq 1 ]
+}
+
+# The recorder's --push thread read symbols from ~/.debug whatever
+# --buildid-dir said: a binary gone from disk by the time its files are
+# pushed (only the cache given by --buildid-dir holds it) went unnamed.
+@test "--push takes symbols from the recorder's --buildid-dir" {
+	need "clickhouse-server (Debian's clickhouse-server)" \
+		bash -c 'command -v clickhouse-server || test -x /usr/sbin/clickhouse-server'
+	need "curl" command -v curl
+	cat > gone.c <<'SRC'
+#include <time.h>
+#include <unistd.h>
+__attribute__((noinline)) void gone_hot_zq(void) { for (volatile long i = 0; i < 100000; i++); }
+int main(int argc, char **argv) { time_t end = time(0) + 5; (void)argc; unlink(argv[0]); while (time(0) < end) gone_hot_zq(); return 0; }
+SRC
+	cc -O1 -o "$T/gone" gone.c
+	CLUSTER_DIR=$T/ch
+	"$ROOT/tests/tools/clickhouse-cluster" start "$CLUSTER_DIR" 1 > servers
+	u=$(awk 'NR == 1 { print $1 }' servers)
+	"$PRECORD" fleet-schema "$u"
+	run "$PRECORD" -F 199 -o r.data --switch-output=2s --buildid-dir "$T/bid" \
+		--push "$u" --host gone-host -- "$T/gone"
+	echo "$output" >&2
+	[ "$status" -eq 0 ]
+	[ ! -e "$T/gone" ]
+	ls "$T/bid/$T/gone" >&2
+	run "$PRECORD" query "$u" --host gone-host --top 10
+	echo "$output" >&2
+	[[ "$output" == *gone_hot_zq* ]]
 }
