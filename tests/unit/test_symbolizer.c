@@ -8,6 +8,7 @@
  * copy per FORK made such a file need 1.27 GB).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -238,26 +239,44 @@ TEST(cap_refuses_the_file)
  * address space is limited to 1 GiB outside sanitizer builds, so the old
  * code fails instead of taking the machine's memory).
  */
-static void write_amplifier(const char *p, size_t bytes)
+static void build_amplifier(struct pbuf *b, int nmaps, size_t bytes, bool exits)
 {
 	struct perfdata_sample_id sid = { .pid = 1, .tid = 1, .time = 1, .id = 7 };
 	struct perfdata_mmap2 m = { .misc = PERF_RECORD_MISC_USER, .pid = 1, .tid = 1,
 				    .len = 0x1000, .prot = 5, .flags = 2, .filename = "/x" };
-	struct pbuf b = { 0 };
+	struct perfdata_sample s = { .misc = PERF_RECORD_MISC_USER, .ip = 0x400010, .period = 1,
+				      .id = 7 };
 	__u32 pid = 2;
 
-	for (int i = 0; i < 6000; i++) {
+	for (int i = 0; i < nmaps; i++) {
 		m.start = 0x400000 + (__u64)i * 0x2000;
-		CHECK_EQ(perfdata_encode_mmap2(&b, ST, &m, &sid), 0);
+		CHECK_EQ(perfdata_encode_mmap2(b, ST, &m, &sid), 0);
 	}
-	while (b.len < bytes) {
+	while (b->len < bytes) {
 		sid.time++;
-		CHECK_EQ(perfdata_encode_task(&b, ST, PERF_RECORD_FORK, pid, 1, pid, 1, sid.time,
+		CHECK_EQ(perfdata_encode_task(b, ST, PERF_RECORD_FORK, pid, 1, pid, 1, sid.time,
 					      0, &sid), 0);
-		m.pid = m.tid = pid++;
-		m.start = 0x400000 + (__u64)(pid % 6000) * 0x2000 + 0x1000;
-		CHECK_EQ(perfdata_encode_mmap2(&b, ST, &m, &sid), 0);
+		m.pid = m.tid = sid.pid = sid.tid = pid;
+		m.start = 0x400000 + (__u64)(pid % nmaps) * 0x2000 + 0x1000;
+		CHECK_EQ(perfdata_encode_mmap2(b, ST, &m, &sid), 0);
+		if (exits) {
+			s.pid = s.tid = pid;
+			s.time = ++sid.time;
+			s.ip = m.start + 0x10;
+			CHECK_EQ(perfdata_encode_sample(b, ST, &s), 0);
+			CHECK_EQ(perfdata_encode_task(b, ST, PERF_RECORD_EXIT, pid, 1, pid, 1,
+						      sid.time, 0, &sid), 0);
+		}
+		sid.pid = sid.tid = 1;
+		pid++;
 	}
+}
+
+static void write_amplifier(const char *p, int nmaps, size_t bytes, bool exits)
+{
+	struct pbuf b = { 0 };
+
+	build_amplifier(&b, nmaps, bytes, exits);
 	CHECK_EQ(write_perfdata(p, &b), 0);
 	pbuf_free(&b);
 }
@@ -275,7 +294,7 @@ TEST(amplifying_file_exports_in_little_memory)
 	int status = -1;
 	pid_t pid;
 
-	write_amplifier(path, 1 << 20);
+	write_amplifier(path, 6000, 1 << 20, false);
 	CHECK_EQ(stat(path, &st), 0);
 	pid = fork();
 	if (!pid) {
@@ -299,8 +318,35 @@ TEST(amplifying_file_exports_in_little_memory)
 #endif
 }
 
-int main(void)
+/* Seeds of tests/fuzz/fuzz_perf_amplify.c: the records of small
+ * amplifiers (a data section, no header). */
+static void write_records(const char *dir, const char *name, int nmaps, size_t bytes, bool exits)
 {
+	struct pbuf b = { 0 };
+	char p[512];
+	FILE *f;
+
+	build_amplifier(&b, nmaps, bytes, exits);
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	f = fopen(p, "wb");
+	CHECK(f && fwrite(b.data, 1, b.len, f) == b.len);
+	if (f)
+		fclose(f);
+	pbuf_free(&b);
+}
+
+static int write_corpus(const char *dir)
+{
+	write_records(dir, "fork-mmap", 20, 5000, false);
+	write_records(dir, "fork-mmap-sample-exit", 8, 6000, true);
+	write_records(dir, "mmaps", 60, 0, false);
+	return harness_failed_checks ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "--write-corpus"))
+		return write_corpus(argv[2]);
 	return HARNESS_WITH_TMPDIR(tmpdir, {
 		snprintf(path, sizeof(path), "%s/t.data", tmpdir);
 		/* first: a child forked later would inherit the others' heap */
