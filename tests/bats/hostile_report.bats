@@ -164,3 +164,38 @@ SRC
 	echo "$output" >&2
 	[[ "$output" == *gone_hot_zq* ]]
 }
+
+# Finding 13 under one path: nobody, in its own user and mount namespace,
+# binds its file over the victim's path and runs it, so the kernel names
+# its mapping with the victim's path; cached first, its copy stood for
+# the victim's frames.
+@test "build-id cache poisoning under the victim's own path (a bind mount in nobody's namespace)" {
+	need "unshare" command -v unshare
+	need "unprivileged user namespaces" "${AS_NOBODY[@]}" unshare -Urm true
+	id=0x5eed5eed5eed5eed5eed5eed5eed5eed5eed5eee
+	cat > spin.c <<'SRC'
+#include <time.h>
+__attribute__((noinline)) void victim_hot(void) { for (volatile long i = 0; i < 100000; i++); }
+int main(void) { time_t end = time(0) + 2; while (time(0) < end) victim_hot(); return 0; }
+SRC
+	sed 's/victim_hot/evil_named_zq/' spin.c > evil.c
+	cc -O1 -Wl,--build-id=$id -o "$T/n/evil" evil.c
+	cc -O1 -Wl,--build-id=$id -o "$T/victim" spin.c
+	chown nobody:nogroup "$T/n/evil"
+	"$PRECORD" -F 999 -o e.data -- "${AS_NOBODY[@]}" unshare -Urm \
+		sh -c "mount --bind $T/n/evil $T/victim && exec $T/victim"
+	# the kernel named nobody's mapping with the victim's path
+	perf report -i e.data --stdio --no-children --sort dso -q 2>/dev/null | grep -q victim
+	run "$PRECORD" -F 999 -o v.data -- "$T/victim"
+	echo "$output" >&2
+	[ "$status" -eq 0 ]
+	warned=$output
+	run perf report -i v.data --stdio --no-children --sort sym -q
+	echo "$output" | head -3 >&2
+	[[ "$output" == *victim_hot* ]]
+	[[ "$output" != *evil_named_zq* ]]
+	"$PRECORD" export --pprof -i v.data -o v.pb.gz
+	names v.pb.gz | grep -q victim_hot
+	lacks v.pb.gz evil_named_zq
+	[ "$(grep -c "another file than the one cached as $T/victim carries it" <<<"$warned")" -eq 1 ]
+}

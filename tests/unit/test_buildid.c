@@ -544,7 +544,9 @@ TEST(cache_layout)
 	snprintf(p, sizeof(p), "%s/.build-id/de", cache);
 	CHECK_EQ(mode_of(p), S_IFDIR | 0700);
 	snprintf(p, sizeof(p), "%s/usr/lib/test/libfoo.so/%s", cache, hex);
-	CHECK_EQ(count_entries(p), 1);			/* no temporary left */
+	CHECK_EQ(count_entries(p), 2);			/* no temporary left */
+	snprintf(p, sizeof(p), "%s/usr/lib/test/libfoo.so/%s/elf.id", cache, hex);
+	CHECK_EQ(mode_of(p), S_IFREG | 0600);		/* the source it was made from */
 	snprintf(p, sizeof(p), "%s/.build-id/de/%s", cache, hex + 2);
 	CHECK(is_symlink_to(p, "../../usr/lib/test/libfoo.so/deadbeef0123456789abcdef1032547698badcfe"));
 	/* perf's reader: follow the link, append "elf" */
@@ -628,6 +630,20 @@ TEST(cache_conflicting_build_ids)
 	CHECK_EQ(buildid_cache__add_fd(cache, "/opt/victim", id, 20, fc, 0), 0);
 	snprintf(p, sizeof(p), "%s/.build-id/de/%s", cache, hex + 2);
 	CHECK_EQ(access(p, F_OK), -1);
+
+	/* one path, one id, other bytes (a bind mount in a process's own
+	 * mount namespace): the entry is marked, its link removed, once */
+	snprintf(cache, sizeof(cache), "%s/samepath/.debug", tmpdir);
+	CHECK_EQ(buildid_cache__add_fd(cache, "/usr/bin/victim", id, 20, fa, 0), 0);
+	CHECK_EQ(buildid_cache__add_fd(cache, "/usr/bin/victim", id, 20, fa, 0), 0);
+	snprintf(p, sizeof(p), "%s/usr/bin/victim/%s/conflict", cache, hex);
+	CHECK_EQ(access(p, F_OK), -1);			/* the same file again: fine */
+	CHECK_EQ(buildid_cache__add_fd(cache, "/usr/bin/victim", id, 20, fc, 0), 0);
+	CHECK_EQ(access(p, F_OK), 0);
+	snprintf(p, sizeof(p), "%s/.build-id/de/%s", cache, hex + 2);
+	CHECK_EQ(faccessat(AT_FDCWD, p, F_OK, AT_SYMLINK_NOFOLLOW), -1);
+	CHECK_EQ(buildid_cache__add_fd(cache, "/usr/bin/victim", id, 20, fa, 0), 0);
+	CHECK_EQ(faccessat(AT_FDCWD, p, F_OK, AT_SYMLINK_NOFOLLOW), -1);
 
 	/* the same bytes at two paths (a copy, a hard link): the link stays */
 	snprintf(cache, sizeof(cache), "%s/same/.debug", tmpdir);

@@ -463,6 +463,15 @@ static int open_cached(const struct symbolizer *s, const struct sdso *d, const c
 	if (dfd < 0)
 		return -1;
 	fd = safe_open_file(dfd, rel, NULL);
+	/* another file came under this path with this id: the copy is not
+	 * known to be this one's (perfdata/buildid_cache.h) */
+	snprintf(rel + strlen(rel) - strlen(what), sizeof(rel) - (strlen(rel) - strlen(what)),
+		 "%s", BUILDID_CACHE_CONFLICT);
+	if (fd >= 0 && !faccessat(dfd, rel, F_OK, AT_SYMLINK_NOFOLLOW)) {
+		pr_debug("%s: the build-id cache's copy is in conflict: not used", d->name);
+		close(fd);
+		fd = -1;
+	}
 	close(dfd);
 	if (fd >= 0 && strcmp(what, "kallsyms") && !bid_matches(d, fd, rel)) {
 		close(fd);
