@@ -190,7 +190,6 @@ struct sdso {
 struct sproc {
 	struct maptree maps;
 	bool threads;			/* other threads than the leader seen */
-	bool exited;			/* the leader's EXIT: maps dropped */
 };
 
 /* Values of a keymap kept in an array, so they can be freed: the map
@@ -268,7 +267,7 @@ static struct sdso *dso_get_id(struct symbolizer *s, const char *name, const __u
 
 	if (size > 0)
 		build_id_hex(bid, size, hex);
-	/* without a build-id, the file's identity tells two files at one path apart */
+	/* the file's identity (MMAP2 without a build-id) tells two files at one path apart */
 	n = (size_t)snprintf(key, sizeof(key), "%s%c%s%c%u:%u:%llu", name, 0, hex, 0,
 			     id ? id->maj : 0, id ? id->min : 0,
 			     id ? (unsigned long long)id->ino : 0ULL);
@@ -288,7 +287,7 @@ static struct sdso *dso_get_id(struct symbolizer *s, const char *name, const __u
 		memcpy(d->bid, bid, (size_t)size);
 	d->bid_size = size > 0 ? size : 0;
 	d->kind = kind;
-	if (id && !size)
+	if (id)
 		d->id = *id;
 	d->pub = (struct sym_dso){ d->name, d->hex, kind == DSO_KERNEL };
 	s->dsos[s->nr_dsos++] = d;
@@ -343,7 +342,6 @@ struct symbolizer *symbolizer__new(struct sym_cache *c, const struct perf_reader
 			    DSO_KERNEL);
 	return s;
 }
-
 
 void symbolizer__free(struct symbolizer *s)
 {
@@ -563,9 +561,8 @@ static struct symtab *load_vdso(struct symbolizer *s, struct sdso *d)
 static struct symtab *load_perfmap(struct symbolizer *s, struct sdso *d)
 {
 	struct symtab *t = NULL;
-	int fd;
-
 	struct stat st;
+	int fd;
 
 	if (!s->same_host)
 		return NULL;
@@ -729,7 +726,6 @@ static int on_mmap(struct symbolizer *s, const struct perf_event_view *ev)
 	p = proc_get(s, m->pid, true);
 	if (!p)
 		return -ENOMEM;
-	p->exited = false;
 	p->threads |= m->tid != m->pid;
 	return maptree__insert(&p->maps, &s->pool, &r);
 }
@@ -766,7 +762,6 @@ static int on_fork(struct symbolizer *s, const struct perf_event_view *ev)
 	/* a new process (perf forgets a reused pid's old one): its
 	 * parent's maps, shared until one of them maps something */
 	child->threads = false;
-	child->exited = false;
 	if (parent)
 		maptree__share(&child->maps, &parent->maps, &s->pool);
 	else
@@ -787,7 +782,6 @@ static void on_exit_event(struct symbolizer *s, const struct perf_event_view *ev
 
 	if (!p || ev->task.tid != ev->task.pid || p->threads)
 		return;
-	p->exited = true;
 	maptree__release(&p->maps, &s->pool);
 	s->st.exits_freed++;
 }
