@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,6 +29,7 @@
 #include "report/profile.h"
 #include "report/symbolizer.h"
 #include "util/buf.h"
+#include "util/safe_open.h"
 
 #define ST PREC_SAMPLE_BASE_BITS
 
@@ -185,6 +187,60 @@ TEST(exit_drops_a_single_threaded_process)
 	CHECK_EQ(task_ev(f.s, PERF_RECORD_EXIT, 10, 10, 12, 10), 0);
 	CHECK_EQ(map_of(f.s, 10, 0x1800), 0x1000);
 	fixture_close(&f);
+}
+
+/* Finding 8: what the symbolizer opens for a recorded path, as the
+ * recorder opens mapped files (util/safe_open.c). */
+TEST(recorded_paths_open_only_the_recorded_regular_file)
+{
+	char f[300], link[300], dirlink[300], fifo[300], via[400];
+	struct file_ident id = { .check_dev = true };
+	struct stat st;
+	int fd;
+
+	snprintf(f, sizeof(f), "%s/file", tmpdir);
+	snprintf(link, sizeof(link), "%s/link", tmpdir);
+	snprintf(dirlink, sizeof(dirlink), "%s/dirlink", tmpdir);
+	snprintf(fifo, sizeof(fifo), "%s/fifo", tmpdir);
+	snprintf(via, sizeof(via), "%s/file", dirlink);
+	fd = open(f, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0 && write(fd, "x", 1) == 1);
+	close(fd);
+	CHECK_EQ(symlink(f, link), 0);
+	CHECK_EQ(symlink(tmpdir, dirlink), 0);
+	CHECK_EQ(mkfifo(fifo, 0600), 0);
+	CHECK_EQ(stat(f, &st), 0);
+	fd = safe_open_file(AT_FDCWD, f, NULL);
+	CHECK(fd >= 0);
+	if (fd >= 0)
+		close(fd);
+	CHECK_EQ(safe_open_file(AT_FDCWD, link, NULL), -EINVAL);	/* the link itself */
+	CHECK_EQ(safe_open_file(AT_FDCWD, via, NULL), -ELOOP);	/* a symlink on the way */
+	CHECK_EQ(safe_open_file(AT_FDCWD, fifo, NULL), -EINVAL);	/* not opened: no block */
+	CHECK_EQ(safe_open_file(AT_FDCWD, "/dev/null", NULL), -EINVAL);
+	id.maj = major(st.st_dev);
+	id.min = minor(st.st_dev);
+	id.ino = st.st_ino + 1;
+	CHECK_EQ(safe_open_file(AT_FDCWD, f, &id), -ESTALE);		/* another file */
+	id.ino = st.st_ino;
+	id.min++;
+	CHECK_EQ(safe_open_file(AT_FDCWD, f, &id), -ESTALE);
+	id.min--;
+	fd = safe_open_file(AT_FDCWD, f, &id);
+	CHECK(fd >= 0);
+	if (fd >= 0)
+		close(fd);
+	/* below a directory: nothing outside it */
+	fd = open(tmpdir, O_PATH | O_DIRECTORY);
+	CHECK_EQ(safe_open_file(fd, "../etc/passwd", NULL), -EXDEV);
+	CHECK_EQ(safe_open_file(fd, "link", NULL), -EINVAL);
+	close(fd);
+	CHECK(path_public(AT_FDCWD, "/usr/bin/true"));
+	CHECK(!path_public(AT_FDCWD, f));		/* the test's directory is 0700 */
+	unlink(f);
+	unlink(link);
+	unlink(dirlink);
+	unlink(fifo);
 }
 
 /* Tree steps per mapping for n and 16n mappings in a scattered order:
@@ -356,5 +412,6 @@ int main(int argc, char **argv)
 		RUN(exit_drops_a_single_threaded_process);
 		RUN(many_mmaps_cost_log_steps);
 		RUN(cap_refuses_the_file);
+		RUN(recorded_paths_open_only_the_recorded_regular_file);
 	});
 }
