@@ -46,6 +46,35 @@ lacks() {
 	! names "$1" | grep -q "$2"
 }
 
+# build_twins ID: $T/n/evil (nobody's) and $T/victim, one build-id, the
+# same code, their hot functions named evil_named_zq and victim_hot.
+build_twins() {
+	cat > spin.c <<'SRC'
+#include <time.h>
+__attribute__((noinline)) void victim_hot(void) { for (volatile long i = 0; i < 100000; i++); }
+int main(void) { time_t end = time(0) + 2; while (time(0) < end) victim_hot(); return 0; }
+SRC
+	sed 's/victim_hot/evil_named_zq/' spin.c > evil.c
+	cc -O1 -Wl,--build-id="$1" -o "$T/n/evil" evil.c
+	cc -O1 -Wl,--build-id="$1" -o "$T/victim" spin.c
+	chown nobody:nogroup "$T/n/evil"
+}
+
+# victim_named_right: root records $T/victim (its output in $recorded);
+# perf report and export name its frames victim_hot, never evil_named_zq.
+victim_named_right() {
+	"$PRECORD" -F 999 -o v.data -- "$T/victim" 2> rec.txt
+	recorded=$(cat rec.txt)
+	echo "$recorded" >&2
+	perf report -i v.data --stdio --no-children --sort sym -q > report.txt 2>/dev/null
+	head -3 report.txt >&2
+	grep -q victim_hot report.txt
+	if grep -q evil_named_zq report.txt; then return 1; fi
+	"$PRECORD" export --pprof -i v.data -o v.pb.gz
+	names v.pb.gz | grep -q victim_hot
+	lacks v.pb.gz evil_named_zq
+}
+
 # record_swap TARGET: nobody's process spins in $T/n/h.so, then makes it a
 # symlink to TARGET ("-": it stays).
 record_swap() {
@@ -106,34 +135,15 @@ record_swap() {
 # export (the .build-id link pointed at nobody's copy).
 @test "build-id cache poisoning: a file with the victim's build-id cached first does not name its frames" {
 	need "perf" perf version
-	id=0x5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed
-	cat > spin.c <<'SRC'
-#include <time.h>
-__attribute__((noinline)) void victim_hot(void) { for (volatile long i = 0; i < 100000; i++); }
-int main(void) { time_t end = time(0) + 2; while (time(0) < end) victim_hot(); return 0; }
-SRC
-	sed 's/victim_hot/evil_named_zq/' spin.c > evil.c
-	cc -O1 -Wl,--build-id=$id -o "$T/n/evil" evil.c
-	cc -O1 -Wl,--build-id=$id -o "$T/victim" spin.c
-	chown nobody:nogroup "$T/n/evil"
+	build_twins 0x5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed
 	[ "$(nm "$T/n/evil" | awk '/evil_named_zq/ { print $1 }')" = "$(nm "$T/victim" | awk '/victim_hot/ { print $1 }')" ]
 	"$PRECORD" -F 999 -o e.data -- "${AS_NOBODY[@]}" "$T/n/evil"
-	run "$PRECORD" -F 999 -o v.data -- "$T/victim"
-	echo "$output" >&2
-	[ "$status" -eq 0 ]
-	warned=$output
-	run perf report -i v.data --stdio --no-children --sort sym -q
-	echo "$output" | head -5 >&2
-	[[ "$output" == *victim_hot* ]]
-	[[ "$output" != *evil_named_zq* ]]
-	"$PRECORD" export --pprof -i v.data -o v.pb.gz
-	names v.pb.gz | grep -q victim_hot
-	lacks v.pb.gz evil_named_zq
+	victim_named_right
 	# the attacker's own recording still has its names
 	"$PRECORD" export --pprof -i e.data -o e.pb.gz
 	names e.pb.gz | grep -q evil_named_zq
 	# said once, naming both files
-	[ "$(grep -c "build-id 5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed: $T/n/evil and $T/victim differ" <<<"$warned")" -eq 1 ]
+	[ "$(grep -c "build-id 5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed: $T/n/evil and $T/victim differ" <<<"$recorded")" -eq 1 ]
 }
 
 # The recorder's --push thread read symbols from ~/.debug whatever
@@ -172,30 +182,11 @@ SRC
 @test "build-id cache poisoning under the victim's own path (a bind mount in nobody's namespace)" {
 	need "unshare" command -v unshare
 	need "unprivileged user namespaces" "${AS_NOBODY[@]}" unshare -Urm true
-	id=0x5eed5eed5eed5eed5eed5eed5eed5eed5eed5eee
-	cat > spin.c <<'SRC'
-#include <time.h>
-__attribute__((noinline)) void victim_hot(void) { for (volatile long i = 0; i < 100000; i++); }
-int main(void) { time_t end = time(0) + 2; while (time(0) < end) victim_hot(); return 0; }
-SRC
-	sed 's/victim_hot/evil_named_zq/' spin.c > evil.c
-	cc -O1 -Wl,--build-id=$id -o "$T/n/evil" evil.c
-	cc -O1 -Wl,--build-id=$id -o "$T/victim" spin.c
-	chown nobody:nogroup "$T/n/evil"
+	build_twins 0x5eed5eed5eed5eed5eed5eed5eed5eed5eed5eee
 	"$PRECORD" -F 999 -o e.data -- "${AS_NOBODY[@]}" unshare -Urm \
 		sh -c "mount --bind $T/n/evil $T/victim && exec $T/victim"
 	# the kernel named nobody's mapping with the victim's path
 	perf report -i e.data --stdio --no-children --sort dso -q 2>/dev/null | grep -q victim
-	run "$PRECORD" -F 999 -o v.data -- "$T/victim"
-	echo "$output" >&2
-	[ "$status" -eq 0 ]
-	warned=$output
-	run perf report -i v.data --stdio --no-children --sort sym -q
-	echo "$output" | head -3 >&2
-	[[ "$output" == *victim_hot* ]]
-	[[ "$output" != *evil_named_zq* ]]
-	"$PRECORD" export --pprof -i v.data -o v.pb.gz
-	names v.pb.gz | grep -q victim_hot
-	lacks v.pb.gz evil_named_zq
-	[ "$(grep -c "another file than the one cached as $T/victim carries it" <<<"$warned")" -eq 1 ]
+	victim_named_right
+	[ "$(grep -c "another file than the one cached as $T/victim carries it" <<<"$recorded")" -eq 1 ]
 }
