@@ -544,7 +544,9 @@ TEST(cache_layout)
 	snprintf(p, sizeof(p), "%s/.build-id/de", cache);
 	CHECK_EQ(mode_of(p), S_IFDIR | 0700);
 	snprintf(p, sizeof(p), "%s/usr/lib/test/libfoo.so/%s", cache, hex);
-	CHECK_EQ(count_entries(p), 1);			/* no temporary left */
+	CHECK_EQ(count_entries(p), 2);			/* no temporary left */
+	snprintf(p, sizeof(p), "%s/usr/lib/test/libfoo.so/%s/elf.id", cache, hex);
+	CHECK_EQ(mode_of(p), S_IFREG | 0600);		/* the source it was made from */
 	snprintf(p, sizeof(p), "%s/.build-id/de/%s", cache, hex + 2);
 	CHECK(is_symlink_to(p, "../../usr/lib/test/libfoo.so/deadbeef0123456789abcdef1032547698badcfe"));
 	/* perf's reader: follow the link, append "elf" */
@@ -585,6 +587,73 @@ TEST(cache_layout)
 	build_id_hex(known_id + 2, 16, hex);
 	snprintf(p, sizeof(p), "%s/[vdso]/%s/vdso", cache, hex);
 	CHECK(file_equals(p, "x", 1));
+}
+
+/*
+ * Issue 18, finding 13: a file carrying another's build-id, cached first,
+ * made the .build-id link (perf report's lookup) name the other's frames
+ * with its symbols.  Two files with one build-id and different bytes:
+ * the link is removed, a marker keeps it from coming back, each copy
+ * stays under its own path; the same bytes at two paths keep the link.
+ */
+TEST(cache_conflicting_build_ids)
+{
+	struct elf_spec s = { .phdr = true, .shdr = true, .align = 4 };
+	char cache[256], a[PATHSZ], b[PATHSZ], p[PATHSZ], hex[BUILD_ID_HEX_SIZE];
+	struct img m;
+	__u8 id[20];
+	int fa, fb, fc;
+
+	snprintf(cache, sizeof(cache), "%s/conflict/.debug", tmpdir);
+	elf_begin_img(&m, &s);
+	note_add(&m, 4, "GNU", 3, known_id, 20, 4);
+	elf_finish_img(&m, &s);
+	fa = write_tmp("attacker.so", m.b, m.len, a);
+	m.b[m.len++] = 'X';			/* same id, other bytes */
+	fb = write_tmp("victim.so", m.b, m.len, b);
+	fc = write_tmp("victim-copy.so", m.b, m.len, p);
+	CHECK_EQ(elf_build_id_fd(fb, id), 20);
+	build_id_hex(id, 20, hex);
+
+	CHECK_EQ(buildid_cache__add_fd(cache, "/home/evil/lib.so", id, 20, fa, 0), 0);
+	snprintf(p, sizeof(p), "%s/.build-id/de/%s", cache, hex + 2);
+	CHECK(is_symlink_to(p, "../../home/evil/lib.so/deadbeef0123456789abcdef1032547698badcfe"));
+	/* the victim: the same id, other bytes */
+	CHECK_EQ(buildid_cache__add_fd(cache, "/usr/bin/victim", id, 20, fb, 0), 0);
+	CHECK_EQ(access(p, F_OK), -1);			/* the link is gone */
+	snprintf(p, sizeof(p), "%s/.build-id/de/%s.conflict", cache, hex + 2);
+	CHECK_EQ(access(p, F_OK), 0);
+	snprintf(p, sizeof(p), "%s/usr/bin/victim/%s/elf", cache, hex);
+	CHECK(file_equals(p, m.b, m.len));		/* each under its own path */
+	/* the attacker again, or a third file: no link made again */
+	CHECK_EQ(buildid_cache__add_fd(cache, "/home/evil/lib.so", id, 20, fa, 0), 0);
+	CHECK_EQ(buildid_cache__add_fd(cache, "/opt/victim", id, 20, fc, 0), 0);
+	snprintf(p, sizeof(p), "%s/.build-id/de/%s", cache, hex + 2);
+	CHECK_EQ(access(p, F_OK), -1);
+
+	/* one path, one id, other bytes (a bind mount in a process's own
+	 * mount namespace): the entry is marked, its link removed, once */
+	snprintf(cache, sizeof(cache), "%s/samepath/.debug", tmpdir);
+	CHECK_EQ(buildid_cache__add_fd(cache, "/usr/bin/victim", id, 20, fa, 0), 0);
+	CHECK_EQ(buildid_cache__add_fd(cache, "/usr/bin/victim", id, 20, fa, 0), 0);
+	snprintf(p, sizeof(p), "%s/usr/bin/victim/%s/conflict", cache, hex);
+	CHECK_EQ(access(p, F_OK), -1);			/* the same file again: fine */
+	CHECK_EQ(buildid_cache__add_fd(cache, "/usr/bin/victim", id, 20, fc, 0), 0);
+	CHECK_EQ(access(p, F_OK), 0);
+	snprintf(p, sizeof(p), "%s/.build-id/de/%s", cache, hex + 2);
+	CHECK_EQ(faccessat(AT_FDCWD, p, F_OK, AT_SYMLINK_NOFOLLOW), -1);
+	CHECK_EQ(buildid_cache__add_fd(cache, "/usr/bin/victim", id, 20, fa, 0), 0);
+	CHECK_EQ(faccessat(AT_FDCWD, p, F_OK, AT_SYMLINK_NOFOLLOW), -1);
+
+	/* the same bytes at two paths (a copy, a hard link): the link stays */
+	snprintf(cache, sizeof(cache), "%s/same/.debug", tmpdir);
+	CHECK_EQ(buildid_cache__add_fd(cache, "/usr/bin/victim", id, 20, fb, 0), 0);
+	CHECK_EQ(buildid_cache__add_fd(cache, "/opt/victim", id, 20, fc, 0), 0);
+	snprintf(p, sizeof(p), "%s/.build-id/de/%s", cache, hex + 2);
+	CHECK(is_symlink_to(p, "../../usr/bin/victim/deadbeef0123456789abcdef1032547698badcfe"));
+	close(fa);
+	close(fb);
+	close(fc);
 }
 
 TEST(cache_bad_input)
@@ -1246,6 +1315,7 @@ int main(void)
 	RUN(kernel_and_vdso);
 	RUN(hex);
 	RUN(cache_layout);
+	RUN(cache_conflicting_build_ids);
 	RUN(cache_bad_input);
 	RUN(cache_planted_symlinks);
 	RUN(cache_remove);

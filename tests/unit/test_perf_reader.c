@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -231,10 +233,18 @@ static int read_copy(struct sym_cache *c, const char *elf, struct named *nm)
 	struct profile_info info;
 	int err;
 
+	struct stat st;
+
 	CHECK_EQ(self_mapping(&start, &end, &pgoff, file, sizeof(file)), 0);
 	m.start = start;
 	m.len = end - start;
 	m.pgoff = pgoff;
+	/* the copy's identity, as the kernel records it: it is in a
+	 * private directory, so read as root only when it is that file */
+	CHECK_EQ(stat(elf, &st), 0);
+	m.maj = major(st.st_dev);
+	m.min = minor(st.st_dev);
+	m.ino = st.st_ino;
 	CHECK_EQ(perfdata_encode_comm(&b, ST, 9, 9, "fixture", false, &sid), 0);
 	CHECK_EQ(perfdata_encode_mmap2(&b, ST, &m, &sid), 0);
 	add_sample(&b, 9, 10, (__u64)(uintptr_t)&fixture_target + 2);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "fleet/push.h"
+#include "report/symbolizer.h"
 #include "util/log.h"
 #include "util/printable.h"
 
@@ -131,11 +132,16 @@ static void *pusher_thread(void *arg)
 	return NULL;
 }
 
-struct fleet_pusher *fleet_pusher__new(const char *url, const char *host)
+struct fleet_pusher *fleet_pusher__new(const char *url, const char *host,
+				       const char *buildid_dir)
 {
-	struct fleet_pusher *p = calloc(1, sizeof(*p));
+	struct fleet_pusher *p;
 	char name[256];
 
+	/* the push thread's symbol cache: the recorder's build-id cache */
+	if (sym_cache__set_default_dir(buildid_dir))
+		return NULL;
+	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
 	if (!host) {

@@ -13,9 +13,12 @@
 
 struct fleet_pusher;
 
-/* host NULL: this machine's name.  NULL + errno (nothing is contacted
- * yet: the store may be down when the recording starts). */
-struct fleet_pusher *fleet_pusher__new(const char *url, const char *host);
+/* host NULL: this machine's name; buildid_dir: the recorder's
+ * --buildid-dir, where the files' symbols are looked up (NULL: perf's
+ * default).  NULL + errno (nothing is contacted yet: the store may be
+ * down when the recording starts). */
+struct fleet_pusher *fleet_pusher__new(const char *url, const char *host,
+				       const char *buildid_dir);
 /* A finished file (path copied); never blocks on the store. */
 void fleet_pusher__add(struct fleet_pusher *p, const char *path);
 /*

@@ -38,6 +38,7 @@
 #include "util/io.h"
 #include "util/log.h"
 #include "util/printable.h"
+#include "util/safe_open.h"
 
 #define CONFIG_FILE_MAX		(1u << 20)
 #define CONFIG_VALUE_MAX	1024		/* perf's parse_value() limit */
@@ -692,6 +693,142 @@ static void narrow_mode(int dirfd, const char *base, const struct stat *st, mode
 	}
 }
 
+/* Whether fa and fb hold the same bytes. */
+static bool same_bytes(int fa, int fb)
+{
+	struct stat sa, sb;
+	char *ba = NULL, *bb = NULL;
+	bool same = false;
+
+	if (!fstat(fa, &sa) && !fstat(fb, &sb) && sa.st_size == sb.st_size &&
+	    (ba = malloc(COPY_CHUNK)) && (bb = malloc(COPY_CHUNK))) {
+		off_t off = 0;
+
+		same = true;
+		while (same && off < sa.st_size) {
+			size_t n = sa.st_size - off < COPY_CHUNK ? (size_t)(sa.st_size - off) : COPY_CHUNK;
+
+			same = pread_full(fa, ba, n, off) == (ssize_t)n &&
+			       pread_full(fb, bb, n, off) == (ssize_t)n && !memcmp(ba, bb, n);
+			off += (off_t)n;
+		}
+	}
+	free(ba);
+	free(bb);
+	return same;
+}
+
+/* Whether the files relA/base and relB/base below rootfd have the same
+ * bytes (no symlink followed).  An unreadable one: not the same. */
+static bool same_content(int rootfd, const char *rel_a, const char *rel_b, const char *base)
+{
+	char pa[PATH_MAX], pb[PATH_MAX];
+	bool same = false;
+	int fa, fb;
+
+	if ((size_t)snprintf(pa, sizeof(pa), "%s/%s", rel_a, base) >= sizeof(pa) ||
+	    (size_t)snprintf(pb, sizeof(pb), "%s/%s", rel_b, base) >= sizeof(pb))
+		return false;
+	fa = safe_open_file(rootfd, pa, NULL);
+	fb = safe_open_file(rootfd, pb, NULL);
+	if (fa >= 0 && fb >= 0)
+		same = same_bytes(fa, fb);
+	if (fa >= 0)
+		close(fa);
+	if (fb >= 0)
+		close(fb);
+	return same;
+}
+
+/*
+ * Which files an entry's copy was verified against: lines of "dev ino
+ * size mtime" of the sources it was made from or found equal to, in
+ * <base>.id beside it.  An add from a source listed there costs an fstat;
+ * another source is compared byte for byte, then listed (at most
+ * ID_FILE_MAX bytes of lines).  A source with other bytes is a conflict
+ * (a process in its own mount namespace can map its own file under a
+ * victim's path, with the victim's build-id): BUILDID_CACHE_CONFLICT is made in
+ * the entry's directory, and neither perf's .build-id link nor precord's
+ * symbolizer uses the entry any more.
+ */
+#define ID_FILE_MAX	4096
+
+static void source_ident(int fd, char *line, size_t size)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		memset(&st, 0, sizeof(st));
+	snprintf(line, size, "%llu %llu %lld %lld.%09ld\n", (unsigned long long)st.st_dev,
+		 (unsigned long long)st.st_ino, (long long)st.st_size,
+		 (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+}
+
+static void ident_add(int dirfd, const char *base, const char *line)
+{
+	char name[NAME_MAX + 1];
+	struct stat st;
+	int fd;
+
+	snprintf(name, sizeof(name), "%s.id", base);
+	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size < ID_FILE_MAX)
+		write_full(fd, line, strlen(line));
+	close(fd);
+}
+
+static bool ident_listed(int dirfd, const char *base, const char *line)
+{
+	char name[NAME_MAX + 1], buf[ID_FILE_MAX + 1];
+	ssize_t n;
+	int fd;
+
+	snprintf(name, sizeof(name), "%s.id", base);
+	fd = safe_open_file(dirfd, name, NULL);
+	if (fd < 0)
+		return false;
+	n = pread_full(fd, buf, ID_FILE_MAX, 0);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	for (char *p = buf; (p = strstr(p, line)); p++)
+		if (p == buf || p[-1] == '\n')
+			return true;
+	return false;
+}
+
+/* 0: the existing copy is the source's (or not an ELF copy); 1: another
+ * file (a conflict, now marked). */
+static int existing_matches(int dirfd, const char *base, struct copy_src *src)
+{
+	char line[128];
+	int fd, fd_old;
+	bool same;
+
+	if (src->fd < 0 || strcmp(base, "elf"))
+		return 0;		/* kallsyms, vdso: as before */
+	if (!faccessat(dirfd, BUILDID_CACHE_CONFLICT, F_OK, AT_SYMLINK_NOFOLLOW))
+		return 1;
+	source_ident(src->fd, line, sizeof(line));
+	if (ident_listed(dirfd, base, line))
+		return 0;
+	fd_old = safe_open_file(dirfd, base, NULL);
+	same = fd_old >= 0 && same_bytes(fd_old, src->fd);
+	if (fd_old >= 0)
+		close(fd_old);
+	if (same) {
+		ident_add(dirfd, base, line);
+		return 0;
+	}
+	fd = openat(dirfd, BUILDID_CACHE_CONFLICT, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		close(fd);
+	return 1;
+}
+
 /*
  * Create dirfd/base with src's bytes: written under a temporary O_EXCL
  * name, chmod src->mode, then renamed into place without replacing
@@ -708,7 +845,7 @@ static int cache_write_file(int dirfd, const char *base, struct copy_src *src)
 		if (!S_ISREG(st.st_mode))
 			return -ELOOP;
 		narrow_mode(dirfd, base, &st, src->mode);
-		return 0;
+		return existing_matches(dirfd, base, src);
 	}
 	if (errno != ENOENT)
 		return -errno;
@@ -746,6 +883,12 @@ static int cache_write_file(int dirfd, const char *base, struct copy_src *src)
 	unlinkat(dirfd, tmp, 0);	/* after a rename: ENOENT, fine */
 	if (!err)
 		budget.written += src->written;
+	if (!err && src->fd >= 0 && !strcmp(base, "elf")) {
+		char line[128];
+
+		source_ident(src->fd, line, sizeof(line));
+		ident_add(dirfd, base, line);
+	}
 	return err;
 }
 
@@ -762,28 +905,81 @@ static int id_link_paths(const char *hex, const char *rel, char dir[ID_LINK_DIR_
 	return 0;
 }
 
-/* .build-id/<hex[0:2]>/<hex[2:]> -> ../../<rel>, as perf makes it. */
-static int cache_link(int rootfd, const char *hex, const char *rel)
+/*
+ * .build-id/<hex[0:2]>/<hex[2:]> -> ../../<rel>, as perf makes it, unless
+ * the id is in conflict: two files with this build-id and different bytes
+ * (anyone can write a file carrying a victim's build-id, and perf report
+ * would name the victim's frames from whichever file was cached first).
+ * Then the link is removed and a marker, <hex[2:]>.conflict, keeps it
+ * from being made again; perf report and precord's symbolizer find each
+ * file by its own path (DIR/<path>/<hex>) instead.  Said once per id.
+ */
+static int cache_link(int rootfd, const char *hex, const char *rel, const char *base,
+		      bool conflict)
 {
-	char dir[ID_LINK_DIR_SIZE], target[PATH_MAX], old[PATH_MAX];
+	char dir[ID_LINK_DIR_SIZE], target[PATH_MAX], old[PATH_MAX], mark[NAME_MAX + 1];
 	ssize_t n;
-	int dfd, err = id_link_paths(hex, rel, dir, target);
+	int dfd, fd, err = id_link_paths(hex, rel, dir, target);
 
 	if (err)
 		return err;
 	dfd = dir_open_rel(rootfd, dir);
 	if (dfd < 0)
 		return dfd;
+	snprintf(mark, sizeof(mark), "%s.conflict", hex + 2);
+	if (!faccessat(dfd, mark, F_OK, AT_SYMLINK_NOFOLLOW)) {
+		close(dfd);
+		return 0;
+	}
+	if (conflict) {		/* this entry's copy is not all its sources' */
+		n = readlinkat(dfd, hex + 2, old, sizeof(old) - 1);
+		if (n >= 0) {
+			old[n] = '\0';
+			if (!strcmp(old, target))
+				unlinkat(dfd, hex + 2, 0);
+		}
+		fd = openat(dfd, mark, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0) {
+			char shown[PRINTABLE_MAX], path[PATH_MAX];
+			size_t len = strlen(rel) - strlen(hex) - 1;	/* rel is "<path>/<hex>" */
+
+			close(fd);
+			memcpy(path, rel, len);
+			path[len] = '\0';
+			pr_warn("build-id %s: another file than the one cached as /%s carries it "
+				"under that path: its copy and .build-id link are not used", hex,
+				printable(shown, sizeof(shown), path));
+		}
+		close(dfd);
+		return 0;
+	}
 	if (symlinkat(target, dfd, hex + 2)) {
 		err = -errno;
 		if (err == -EEXIST) {
+			err = 0;
 			n = readlinkat(dfd, hex + 2, old, sizeof(old) - 1);
 			if (n >= 0) {
 				old[n] = '\0';
-				if (strcmp(old, target))
+				if (strcmp(old, target) && strncmp(old, "../../", 6)) {
 					pr_debug("build-id %s is already linked to %s", hex, old);
+				} else if (strcmp(old, target) &&
+					   !same_content(rootfd, old + 6, rel, base)) {
+					char a[PRINTABLE_MAX], b[PRINTABLE_MAX];
+
+					size_t la = strlen(old + 6), lb = strlen(rel), lh = strlen(hex) + 1;
+
+					old[6 + la - (la > lh ? lh : 0)] = '\0';	/* the paths, without /<hex> */
+					pr_warn("build-id %s: /%s and /%.*s differ: no .build-id link for it "
+						"(each is looked up by its path)", hex,
+						printable(a, sizeof(a), old + 6),
+						(int)(lb > lh ? lb - lh : lb), printable(b, sizeof(b), rel));
+					unlinkat(dfd, hex + 2, 0);
+					fd = openat(dfd, mark, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+						    O_CLOEXEC, 0600);
+					if (fd >= 0)
+						close(fd);
+				}
 			}
-			err = 0;
 		}
 	}
 	close(dfd);
@@ -806,6 +1002,7 @@ static int cache_add(const char *cache_dir, const char *name, const __u8 *id,
 {
 	char hex[BUILD_ID_HEX_SIZE], rel[PATH_MAX], *base;
 	enum cache_kind kind;
+	bool conflict;
 	int rootfd, pfd, dfd, err = cache_entry(cache_dir, name, id, size, hex, rel, &kind);
 
 	if (err)
@@ -826,12 +1023,15 @@ static int cache_add(const char *cache_dir, const char *name, const __u8 *id,
 		err = cache_write_file(dfd, cache_basename[kind], src);
 		close(dfd);
 	}
+	conflict = err == 1;
+	if (conflict)
+		err = 0;
 	if (err == -EFBIG || err == -EDQUOT)	/* not cached: no empty <hex> left */
 		unlinkat(pfd, base + 1, AT_REMOVEDIR);
 	if (pfd >= 0)
 		close(pfd);
 	if (!err)
-		err = cache_link(rootfd, hex, rel);
+		err = cache_link(rootfd, hex, rel, cache_basename[kind], conflict);
 	close(rootfd);
 	if (err == -EFBIG || err == -EDQUOT) {
 		budget_refused(name, err);
@@ -934,8 +1134,13 @@ int buildid_cache__remove(const char *cache_dir, const char *name, const __u8 *i
 		int hfd = openat(dfd, base + 1, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 		if (hfd >= 0) {
+			char idf[NAME_MAX + 1];
+
 			if (unlinkat(hfd, cache_basename[kind], 0) && errno != ENOENT)
 				err = -errno;
+			snprintf(idf, sizeof(idf), "%s.id", cache_basename[kind]);
+			unlinkat(hfd, idf, 0);
+			unlinkat(hfd, BUILDID_CACHE_CONFLICT, 0);
 			close(hfd);
 			unlinkat(dfd, base + 1, AT_REMOVEDIR);	/* if empty now */
 		}

@@ -34,6 +34,21 @@
 #include <stddef.h>
 #include <linux/types.h>
 
+/*
+ * Identity (issue 18, finding 13): anyone can build a file carrying a
+ * victim's build-id, and a process in its own mount namespace can map it
+ * under the victim's path.  An ELF copy lists in <hex>/elf.id the files
+ * (device, inode, size, mtime) it was made from or found byte-equal to;
+ * another file added under the same path and id with other bytes makes
+ * <hex>/BUILDID_CACHE_CONFLICT: the copy is then not used (precord's
+ * symbolizer checks for it) and its .build-id link is removed.  Two
+ * paths with one id and different bytes: the .build-id link is removed
+ * and .build-id/xx/<rest>.conflict keeps it from being made again (perf
+ * report then reads each file at its path).  Each conflict is said once,
+ * in a warning.
+ */
+#define BUILDID_CACHE_CONFLICT		"conflict"
+
 #define BUILDID_CACHE_DEFAULT_MAX	(2ull << 30)	/* per run */
 #define BUILDID_CACHE_FILE_MAX		(1ull << 30)	/* per file */
 

@@ -55,7 +55,7 @@ int rotation__new(struct rotation **out, const struct rotation_config *cfg, __u6
 			.max_files = o->switch_max_files,
 		}, now_ns);
 	if (r->fsw && o->push_url)
-		r->pusher = fleet_pusher__new(o->push_url, o->host);
+		r->pusher = fleet_pusher__new(o->push_url, o->host, o->buildid_dir);
 	if (!r->fsw || (o->push_url && !r->pusher)) {
 		rotation__free(r);
 		return -ENOMEM;

@@ -59,9 +59,9 @@ struct perf_reader {
 	unsigned int reports;
 
 	/* reading */
-	__u8 *buf;			/* READ_CHUNK bytes from file offset buf_off */
+	__u8 *buf;			/* buf_cap bytes from file offset buf_off */
 	__u64 buf_off;
-	size_t buf_len;
+	size_t buf_len, buf_cap;	/* cap: READ_CHUNK, less for a small file */
 	__u64 *scratch;			/* a record at an unaligned offset */
 	struct pbuf arena;		/* queued records */
 	struct qent *q;
@@ -645,6 +645,11 @@ static int parse_side(const struct perf_reader *r, const struct perf_event_heade
 			if ((h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) && b[40] >= 1 && b[40] <= 20) {
 				m->build_id_size = b[40];
 				memcpy(m->build_id, b + 44, 20);
+			} else if (!(h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)) {
+				memcpy(&m->maj, b + 40, 4);
+				memcpy(&m->min, b + 44, 4);
+				memcpy(&m->ino, b + 48, 8);
+				memcpy(&m->ino_generation, b + 56, 8);
 			}
 		}
 		m->filename = record_str(h, fixed, end);
@@ -728,9 +733,15 @@ static const __u8 *window(struct perf_reader *r, __u64 off, size_t n)
 
 	if (off >= r->buf_off && off - r->buf_off + n <= r->buf_len)
 		return r->buf + (off - r->buf_off);
-	if (!r->buf && !(r->buf = malloc(READ_CHUNK)))
-		return NULL;
-	want = r->data_end - off < READ_CHUNK ? (size_t)(r->data_end - off) : READ_CHUNK;
+	if (!r->buf) {
+		/* a whole small data section, a record (< 64 KiB) at least */
+		r->buf_cap = r->data_end - off < READ_CHUNK ? (size_t)(r->data_end - off) : READ_CHUNK;
+		if (r->buf_cap < 65536)
+			r->buf_cap = 65536;
+		if (!(r->buf = malloc(r->buf_cap)))
+			return NULL;
+	}
+	want = r->data_end - off < r->buf_cap ? (size_t)(r->data_end - off) : r->buf_cap;
 	got = pread_full(r->in.fd, r->buf, want, (off_t)off);
 	r->buf_off = off;
 	r->buf_len = got > 0 ? (size_t)got : 0;

@@ -48,6 +48,9 @@ struct perf_mmap_view {
 	__u32 pid, tid;
 	__u64 start, len, pgoff;
 	__u32 prot, flags;
+	/* MMAP2 without a build-id: the mapped file's identity (ino 0: unknown) */
+	__u32 maj, min;
+	__u64 ino, ino_generation;
 	__u8 build_id_size;		/* MMAP2 with PERF_RECORD_MISC_MMAP_BUILD_ID */
 	__u8 build_id[20];
 	const char *filename;		/* NUL-terminated inside the record */

@@ -97,7 +97,10 @@ int profile__read(const char *path, const struct profile_opts *o, profile_sample
 		ret = run.err;
 	info->lost = perf_reader__stats(run.r)->lost;
 	info->bad = perf_reader__stats(run.r)->bad;
-	if (ret < 0)
+	if (ret == -E2BIG)
+		pr_err("%s: more than %u mappings and processes at once (a damaged or hostile file?): not read",
+		       path, SYMBOLIZER_MAX_ENTRIES);
+	else if (ret < 0)
 		pr_err("%s: reading failed: %s", path, strerror(-ret));
 out:
 	free(run.frames);

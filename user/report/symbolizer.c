@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -20,10 +21,12 @@
 #include "elf/buildid.h"
 #include "perfdata/buildid_cache.h"
 #include "precord/perf_file.h"
+#include "report/maptree.h"
 #include "report/symtab.h"
 #include "util/array.h"
 #include "util/keymap.h"
 #include "util/log.h"
+#include "util/safe_open.h"
 
 /* ---- the cache shared across files ------------------------------------- */
 
@@ -44,13 +47,26 @@ struct sym_cache {
 	struct sym_cache_stats st;
 };
 
+static char *default_dir;
+
+int sym_cache__set_default_dir(const char *buildid_dir)
+{
+	char *d = buildid_dir ? strdup(buildid_dir) : NULL;
+
+	if (buildid_dir && !d)
+		return -ENOMEM;
+	free(default_dir);
+	default_dir = d;
+	return 0;
+}
+
 struct sym_cache *sym_cache__new(const char *buildid_dir)
 {
 	struct sym_cache *c = calloc(1, sizeof(*c));
 
 	if (!c)
 		return NULL;
-	c->dir = buildid_cache_dir(buildid_dir);
+	c->dir = buildid_cache_dir(buildid_dir ? buildid_dir : default_dir);
 	if (!c->dir && errno == ENOMEM) {
 		free(c);
 		return NULL;
@@ -166,17 +182,14 @@ struct sdso {
 	int bid_size;
 	enum dso_kind kind;
 	bool tried;
+	struct file_ident id;		/* MMAP2's; id.ino 0: unknown */
 	struct symtab *tab;
 };
 
-struct smap {
-	__u64 start, end, pgoff;
-	struct sdso *dso;
-};
-
+/* A process: its mappings (shared with its parent until either changes). */
 struct sproc {
-	struct smap *maps;		/* sorted by start, not overlapping */
-	size_t nr, cap;
+	struct maptree maps;
+	bool threads;			/* other threads than the leader seen */
 };
 
 /* Values of a keymap kept in an array, so they can be freed: the map
@@ -234,16 +247,18 @@ struct symbolizer {
 	struct sdso **dsos;
 	size_t nr_dsos, dsos_cap;
 	struct table procs;		/* pid → struct sproc * */
+	struct maptree_pool pool;	/* every process's mapping nodes */
+	struct symbolizer_stats st;
 	struct table comms;		/* tid → char * */
 	struct table cgroups;		/* id → char * */
 	struct sdso *kernel, *unknown;
 	__u64 kmap_start, kmap_end, ktext;	/* [kernel.kallsyms]_text's MMAP */
 };
 
-static struct sdso *dso_get(struct symbolizer *s, const char *name, const __u8 *bid, int size,
-			    enum dso_kind kind)
+static struct sdso *dso_get_id(struct symbolizer *s, const char *name, const __u8 *bid, int size,
+			       enum dso_kind kind, const struct file_ident *id)
 {
-	char key[PATH_MAX + BUILD_ID_HEX_SIZE + 2];
+	char key[PATH_MAX + BUILD_ID_HEX_SIZE + 64];
 	char hex[BUILD_ID_HEX_SIZE] = "";
 	size_t n;
 	bool added;
@@ -252,7 +267,10 @@ static struct sdso *dso_get(struct symbolizer *s, const char *name, const __u8 *
 
 	if (size > 0)
 		build_id_hex(bid, size, hex);
-	n = (size_t)snprintf(key, sizeof(key), "%s%c%s", name, 0, hex);
+	/* the file's identity (MMAP2 without a build-id) tells two files at one path apart */
+	n = (size_t)snprintf(key, sizeof(key), "%s%c%s%c%u:%u:%llu", name, 0, hex, 0,
+			     id ? id->maj : 0, id ? id->min : 0,
+			     id ? (unsigned long long)id->ino : 0ULL);
 	v = keymap_put(&s->dso_index, key, n < sizeof(key) ? n : sizeof(key), &added);
 	if (!v)
 		return s->unknown;
@@ -269,10 +287,18 @@ static struct sdso *dso_get(struct symbolizer *s, const char *name, const __u8 *
 		memcpy(d->bid, bid, (size_t)size);
 	d->bid_size = size > 0 ? size : 0;
 	d->kind = kind;
+	if (id)
+		d->id = *id;
 	d->pub = (struct sym_dso){ d->name, d->hex, kind == DSO_KERNEL };
 	s->dsos[s->nr_dsos++] = d;
 	*v = (uintptr_t)d;
 	return d;
+}
+
+static struct sdso *dso_get(struct symbolizer *s, const char *name, const __u8 *bid, int size,
+			    enum dso_kind kind)
+{
+	return dso_get_id(s, name, bid, size, kind, NULL);
 }
 
 static bool host_matches(const struct perf_reader *r)
@@ -294,6 +320,10 @@ struct symbolizer *symbolizer__new(struct sym_cache *c, const struct perf_reader
 	s->c = c;
 	c->users++;
 	s->r = r;
+	/* the tree's priorities: a file that knew them could order its
+	 * mappings into a list (O(n) depth) */
+	if (getrandom(&s->pool.seed, sizeof(s->pool.seed), GRND_NONBLOCK) != sizeof(s->pool.seed))
+		s->pool.seed = (__u64)(uintptr_t)s ^ (__u64)time(NULL);
 	s->same_host = host_matches(r);
 	s->input_dir = slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
 	s->input_base = strdup(slash ? slash + 1 : path);
@@ -313,15 +343,6 @@ struct symbolizer *symbolizer__new(struct sym_cache *c, const struct perf_reader
 	return s;
 }
 
-static void proc_free(void *p)
-{
-	struct sproc *pr = p;
-
-	if (pr)
-		free(pr->maps);
-	free(pr);
-}
-
 void symbolizer__free(struct symbolizer *s)
 {
 	if (!s)
@@ -334,7 +355,10 @@ void symbolizer__free(struct symbolizer *s)
 	}
 	free(s->dsos);
 	keymap_free(&s->dso_index);
-	table_free(&s->procs, proc_free);
+	for (size_t i = 0; i < s->procs.nr; i++)
+		if (s->procs.v[i])
+			maptree__release(&((struct sproc *)s->procs.v[i])->maps, &s->pool);
+	table_free(&s->procs, free);
 	table_free(&s->comms, free);
 	table_free(&s->cgroups, free);
 	free(s->input_dir);
@@ -362,32 +386,96 @@ const char *symbolizer__cgroup(const struct symbolizer *s, __u64 id)
 
 /* ---- loading a DSO's symbols ------------------------------------------- */
 
-/* The ELF at path if its build-id is d's (or d has none); fd or -1. */
-static int open_matching(const struct sdso *d, const char *path)
+/* fd's build-id is d's (or d has none). */
+static bool bid_matches(const struct sdso *d, int fd, const char *path)
 {
 	__u8 id[BUILD_ID_SIZE];
-	int fd = open_regular_file(path, -1), n;
+	int n;
 
-	if (fd < 0 || !d->bid_size)
-		return fd;
+	if (!d->bid_size)
+		return true;
 	n = elf_build_id_fd(fd, id);
 	if (n >= d->bid_size && !memcmp(id, d->bid, (size_t)d->bid_size))
-		return fd;
+		return true;
 	pr_debug("%s: build-id does not match the recorded %s", path, d->hex);
-	close(fd);
-	return -1;
+	return false;
 }
 
-/* DIR/.build-id/xx/REST/what (what "": the link itself, older layouts). */
-static int open_cached(const struct symbolizer *s, const struct sdso *d, const char *what)
+/*
+ * Whether we may read a file at a recorded path whose identity the
+ * record does not give (no inode: a build-id, which any file can carry,
+ * or nothing).  As root, only a file anyone could read: readable by
+ * others behind directories others can search.  Else a process mapping
+ * a copy of a root-only binary's build-id, or a path that is now
+ * another file, would put that file's symbols in what we write.  A user
+ * reads only what it could read anyway.
+ */
+static bool may_read_unverified(int fd, const char *path)
 {
-	char path[PATH_MAX];
+	struct stat st;
+
+	if (geteuid())
+		return true;
+	return !fstat(fd, &st) && (st.st_mode & S_IROTH) && path_public(AT_FDCWD, path);
+}
+
+/*
+ * The file a mapping named, opened as the recorder opens it: no symlink
+ * on the path, a regular file only, the recorded device and inode when
+ * the record has them, else a public file; its build-id d's.  fd or -1.
+ */
+static int open_recorded(const struct sdso *d, const char *path)
+{
+	int fd = safe_open_file(AT_FDCWD, path, d->id.ino ? &d->id : NULL);
+
+	if (fd < 0) {
+		pr_debug("%s: not read: %s", path, strerror(-fd));
+		return -1;
+	}
+	if ((!d->id.ino && !may_read_unverified(fd, path)) || !bid_matches(d, fd, path)) {
+		if (!d->id.ino)
+			pr_debug("%s: not read: not the recorded file or not public", path);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The build-id cache's copy of d made from d's own path (DIR/PATH/HEX/
+ * what, as perf lays it out; never through the .build-id links, which
+ * another file with the same build-id may have made) with d's build-id.
+ * fd or -1. */
+static int open_cached(const struct symbolizer *s, const struct sdso *d, const char *name,
+		       const char *what)
+{
+	char rel[PATH_MAX];
+	int dfd, fd;
 
 	if (!s->c->dir || d->bid_size < 2)
 		return -1;
-	snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s%s%s", s->c->dir, d->hex, d->hex + 2,
-		 *what ? "/" : "", what);
-	return *what ? open_matching(d, path) : open_regular_file(path, -1);
+	while (*name == '/')
+		name++;
+	if ((size_t)snprintf(rel, sizeof(rel), "%s/%s/%s", name, d->hex, what) >= sizeof(rel))
+		return -1;
+	dfd = open(s->c->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -1;
+	fd = safe_open_file(dfd, rel, NULL);
+	/* another file came under this path with this id: the copy is not
+	 * known to be this one's (perfdata/buildid_cache.h) */
+	snprintf(rel + strlen(rel) - strlen(what), sizeof(rel) - (strlen(rel) - strlen(what)),
+		 "%s", BUILDID_CACHE_CONFLICT);
+	if (fd >= 0 && !faccessat(dfd, rel, F_OK, AT_SYMLINK_NOFOLLOW)) {
+		pr_debug("%s: the build-id cache's copy is in conflict: not used", d->name);
+		close(fd);
+		fd = -1;
+	}
+	close(dfd);
+	if (fd >= 0 && strcmp(what, "kallsyms") && !bid_matches(d, fd, rel)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd < 0 ? -1 : fd;
 }
 
 static struct symtab *load_elf_dso(struct symbolizer *s, struct sdso *d)
@@ -395,24 +483,18 @@ static struct symtab *load_elf_dso(struct symbolizer *s, struct sdso *d)
 	char path[PATH_MAX];
 	const char *base = strrchr(d->name, '/');
 	struct symtab *t = NULL;
-	int fd = open_cached(s, d, "elf");
+	int fd = d->name[0] == '/' ? open_cached(s, d, d->name, "elf") : -1;
 
-	if (fd < 0 && d->bid_size)
-		fd = open_cached(s, d, "");
-	if (fd >= 0 && d->bid_size) {	/* the bare link: check its id too */
-		__u8 id[BUILD_ID_SIZE];
-
-		if (elf_build_id_fd(fd, id) < d->bid_size || memcmp(id, d->bid, (size_t)d->bid_size)) {
-			close(fd);
-			fd = -1;
-		}
-	}
 	if (fd < 0 && d->name[0] == '/')
-		fd = open_matching(d, d->name);
+		fd = open_recorded(d, d->name);
 	/* a precord JIT image moved with its recording: FILE.jit/jit-N.so */
 	if (fd < 0 && base && base - d->name > 4 && !strncmp(base - 4, ".jit", 4)) {
 		snprintf(path, sizeof(path), "%s/%s.jit%s", s->input_dir, s->input_base, base);
-		fd = open_matching(d, path);
+		fd = safe_open_file(AT_FDCWD, path, NULL);
+		if (fd >= 0 && !bid_matches(d, fd, path)) {
+			close(fd);
+			fd = -1;
+		}
 	}
 	/* perf record lists only the DSOs with samples of their own: on the
 	 * recording host the file at the path tells the others' ids */
@@ -445,19 +527,8 @@ static struct symtab *load_kernel(struct symbolizer *s, struct sdso *d)
 {
 	__u8 id[BUILD_ID_SIZE];
 	struct symtab *t = NULL;
-	int fd = open_cached(s, d, "");
+	int fd = open_cached(s, d, "[kernel.kallsyms]", "kallsyms");
 
-	if (fd >= 0) {
-		close(fd);
-		fd = -1;
-		if (s->c->dir) {
-			char path[PATH_MAX];
-
-			snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s/kallsyms", s->c->dir,
-				 d->hex, d->hex + 2);
-			fd = open_regular_file(path, -1);
-		}
-	}
 	if (fd < 0 && s->same_host &&
 	    (!d->bid_size || (kernel_build_id(id) >= d->bid_size &&
 			      !memcmp(id, d->bid, (size_t)d->bid_size))))
@@ -474,7 +545,7 @@ static struct symtab *load_vdso(struct symbolizer *s, struct sdso *d)
 	__u8 id[BUILD_ID_SIZE];
 	const void *image;
 	size_t len;
-	int fd = open_cached(s, d, "vdso");
+	int fd = open_cached(s, d, "[vdso]", "vdso");
 	struct symtab *t = NULL;
 
 	if (fd >= 0) {
@@ -490,11 +561,19 @@ static struct symtab *load_vdso(struct symbolizer *s, struct sdso *d)
 static struct symtab *load_perfmap(struct symbolizer *s, struct sdso *d)
 {
 	struct symtab *t = NULL;
+	struct stat st;
 	int fd;
 
 	if (!s->same_host)
 		return NULL;
-	fd = open_regular_file(d->name, -1);
+	/* perf's rule: a map owned by root or by us (anyone can create
+	 * /tmp/perf-PID.map for another user's PID), not through a symlink */
+	fd = safe_open_file(AT_FDCWD, d->name, NULL);
+	if (fd >= 0 && (fstat(fd, &st) || (st.st_uid && st.st_uid != geteuid()))) {
+		pr_debug("%s: not owned by root or by us: not read", d->name);
+		close(fd);
+		fd = -1;
+	}
 	if (fd >= 0) {
 		t = symtab__load_perfmap(fd, d->name);
 		close(fd);
@@ -515,15 +594,18 @@ static void dso_key(const struct symbolizer *s, const struct sdso *d, char *key,
 			snprintf(key, size, "K:%s", s->same_host ? "this host" : "");
 		break;
 	case DSO_PERFMAP:
-		stat(d->name, &st);
+		fstatat(AT_FDCWD, d->name, &st, AT_SYMLINK_NOFOLLOW);
 		snprintf(key, size, "M:%s:%llu:%llu:%lld", d->name, (unsigned long long)st.st_ino,
 			 (unsigned long long)st.st_size, (long long)st.st_mtime);
 		break;
 	default:
+		/* the path too: another file carrying the same build-id
+		 * (anyone can write one) must not name this one's frames */
 		if (d->bid_size)
-			snprintf(key, size, "B:%s", d->hex);
+			snprintf(key, size, "B:%s:%s", d->hex, d->name);
 		else
-			snprintf(key, size, "P:%s", d->name);
+			snprintf(key, size, "P:%u:%u:%llu:%s", d->id.maj, d->id.min,
+				 (unsigned long long)d->id.ino, d->name);
 	}
 }
 
@@ -564,6 +646,22 @@ static struct symtab *dso_symtab(struct symbolizer *s, struct sdso *d)
 
 /* ---- processes and mappings --------------------------------------------- */
 
+const struct symbolizer_stats *symbolizer__stats(struct symbolizer *s)
+{
+	s->st.map_nodes = s->pool.nodes;
+	s->st.map_copies = s->pool.copies;
+	s->st.map_steps = s->pool.steps;
+	s->st.bytes = s->pool.nodes * maptree__node_size() +
+		      s->st.procs * (sizeof(struct sproc) + 2 * sizeof(void *));
+	return &s->st;
+}
+
+/* The file holds more at once than SYMBOLIZER_MAX_ENTRIES: refused. */
+static bool over_cap(const struct symbolizer *s)
+{
+	return s->pool.nodes + s->st.procs >= SYMBOLIZER_MAX_ENTRIES;
+}
+
 static struct sproc *proc_get(struct symbolizer *s, __u32 pid, bool create)
 {
 	struct sproc *p = table_get(&s->procs, pid);
@@ -576,70 +674,8 @@ static struct sproc *proc_get(struct symbolizer *s, __u32 pid, bool create)
 		free(p);
 		return NULL;
 	}
+	s->st.procs++;
 	return p;
-}
-
-/* Insert m, cutting what it overlaps (a later mapping wins, as in perf). */
-static int proc_insert(struct sproc *p, const struct smap *m)
-{
-	size_t i = 0, w = 0;
-	struct smap tail = { 0 };
-	bool split = false;
-
-	/* room for m and one split piece */
-	if (ARRAY_GROW(p->maps, p->cap, p->nr + 2))
-		return -ENOMEM;
-	for (i = 0; i < p->nr; i++) {
-		struct smap o = p->maps[i];
-
-		if (o.end <= m->start || o.start >= m->end) {
-			p->maps[w++] = o;
-			continue;
-		}
-		if (o.start < m->start && o.end > m->end) {	/* m inside o */
-			tail = o;
-			tail.pgoff += m->end - o.start;
-			tail.start = m->end;
-			split = true;
-		}
-		if (o.start < m->start) {
-			o.end = m->start;
-			p->maps[w++] = o;
-		} else if (o.end > m->end && !split) {
-			o.pgoff += m->end - o.start;
-			o.start = m->end;
-			p->maps[w++] = o;
-		}
-	}
-	p->nr = w;
-	for (i = 0; i < p->nr && p->maps[i].start < m->start; i++)
-		;
-	memmove(&p->maps[i + 1], &p->maps[i], (p->nr - i) * sizeof(*p->maps));
-	p->maps[i] = *m;
-	p->nr++;
-	if (split) {
-		for (i = 0; i < p->nr && p->maps[i].start < tail.start; i++)
-			;
-		memmove(&p->maps[i + 1], &p->maps[i], (p->nr - i) * sizeof(*p->maps));
-		p->maps[i] = tail;
-		p->nr++;
-	}
-	return 0;
-}
-
-static const struct smap *proc_find(const struct sproc *p, __u64 ip)
-{
-	size_t lo = 0, hi = p->nr;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->maps[mid].start <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo && ip < p->maps[lo - 1].end ? &p->maps[lo - 1] : NULL;
 }
 
 static bool is_anon(const char *name)
@@ -654,7 +690,10 @@ static int on_mmap(struct symbolizer *s, const struct perf_event_view *ev)
 	__u16 mode = ev->misc & PERF_RECORD_MISC_CPUMODE_MASK;
 	const struct perf_build_id *b;
 	char name[64];
-	struct smap sm = { m->start, m->start + m->len, m->pgoff, NULL };
+	struct map_range r = { m->start, m->start + m->len, m->pgoff, NULL };
+	struct file_ident id = { m->maj, m->min, m->ino, m->ino_generation,
+				 m->ino_generation != 0, true };
+	struct sdso *d;
 	struct sproc *p;
 
 	if (mode == PERF_RECORD_MISC_KERNEL || mode == PERF_RECORD_MISC_GUEST_KERNEL) {
@@ -667,21 +706,28 @@ static int on_mmap(struct symbolizer *s, const struct perf_event_view *ev)
 	}
 	if ((ev->misc & PERF_RECORD_MISC_MMAP_DATA) || !m->len)
 		return 0;
+	if (over_cap(s))
+		return -E2BIG;
 	if (is_anon(m->filename)) {
 		snprintf(name, sizeof(name), "/tmp/perf-%u.map", m->pid);
-		sm.dso = dso_get(s, name, NULL, 0, DSO_PERFMAP);
+		d = dso_get(s, name, NULL, 0, DSO_PERFMAP);
 	} else if (m->build_id_size) {
-		sm.dso = dso_get(s, m->filename, m->build_id, m->build_id_size, DSO_ELF);
+		d = dso_get(s, m->filename, m->build_id, m->build_id_size, DSO_ELF);
 	} else {
 		b = perf_reader__find_build_id(s->r, m->filename);
-		sm.dso = dso_get(s, m->filename, b ? b->id : NULL, b ? b->size : 0, DSO_ELF);
+		d = dso_get_id(s, m->filename, b ? b->id : NULL, b ? b->size : 0, DSO_ELF,
+			       m->ino ? &id : NULL);
 	}
 	if (!strcmp(m->filename, "[vdso]"))
-		sm.dso->kind = DSO_VDSO;
-	else if (m->filename[0] == '[' && sm.dso->kind == DSO_ELF)
-		sm.dso->kind = DSO_NONE;	/* [heap], [stack], … */
+		d->kind = DSO_VDSO;
+	else if (m->filename[0] == '[' && d->kind == DSO_ELF)
+		d->kind = DSO_NONE;	/* [heap], [stack], … */
+	r.dso = d;
 	p = proc_get(s, m->pid, true);
-	return p ? proc_insert(p, &sm) : -ENOMEM;
+	if (!p)
+		return -ENOMEM;
+	p->threads |= m->tid != m->pid;
+	return maptree__insert(&p->maps, &s->pool, &r);
 }
 
 static int on_fork(struct symbolizer *s, const struct perf_event_view *ev)
@@ -699,19 +745,45 @@ static int on_fork(struct symbolizer *s, const struct perf_event_view *ev)
 		}
 		free(old);
 	}
-	if (ev->task.pid == ev->task.ppid)
-		return 0;		/* a thread: shares its process's maps */
+	if (ev->task.pid == ev->task.ppid) {	/* a thread: shares its process's maps */
+		parent = proc_get(s, ev->task.pid, false);
+		if (parent && ev->task.tid != ev->task.pid)
+			parent->threads = true;
+		return 0;
+	}
+	if (over_cap(s))
+		return -E2BIG;
 	parent = proc_get(s, ev->task.ppid, false);
 	child = proc_get(s, ev->task.pid, true);
 	if (!child)
 		return -ENOMEM;
-	if (!parent || parent == child || !parent->nr)
+	if (parent == child)
 		return 0;
-	if (ARRAY_GROW(child->maps, child->cap, parent->nr))
-		return -ENOMEM;
-	memcpy(child->maps, parent->maps, parent->nr * sizeof(*child->maps));
-	child->nr = parent->nr;
+	/* a new process (perf forgets a reused pid's old one): its
+	 * parent's maps, shared until one of them maps something */
+	child->threads = false;
+	if (parent)
+		maptree__share(&child->maps, &parent->maps, &s->pool);
+	else
+		maptree__release(&child->maps, &s->pool);
 	return 0;
+}
+
+/*
+ * The leader's EXIT: its samples are all delivered (they are older), so a
+ * single-threaded process's maps are dropped (a child still sharing them
+ * keeps them).  Other threads may outlive the leader (it can call
+ * pthread_exit) and be sampled after its EXIT: a process that had threads
+ * keeps its maps as perf report keeps them, until its pid is reused.
+ */
+static void on_exit_event(struct symbolizer *s, const struct perf_event_view *ev)
+{
+	struct sproc *p = proc_get(s, ev->task.pid, false);
+
+	if (!p || ev->task.tid != ev->task.pid || p->threads)
+		return;
+	maptree__release(&p->maps, &s->pool);
+	s->st.exits_freed++;
 }
 
 static int set_string(struct table *t, __u64 key, const char *str)
@@ -737,6 +809,9 @@ int symbolizer__event(struct symbolizer *s, const struct perf_event_view *ev)
 		return set_string(&s->comms, ev->comm.tid, ev->comm.comm);
 	case PERF_RECORD_FORK:
 		return on_fork(s, ev);
+	case PERF_RECORD_EXIT:
+		on_exit_event(s, ev);
+		return 0;
 	case PERF_RECORD_CGROUP:
 		return set_string(&s->cgroups, ev->cgroup.id, ev->cgroup.path);
 	default:
@@ -776,21 +851,23 @@ static void resolve_kernel(struct symbolizer *s, __u64 ip, struct sym_frame *f)
 static void resolve_user(struct symbolizer *s, __u32 pid, __u64 ip, struct sym_frame *f)
 {
 	const struct sproc *p = proc_get(s, pid, false);
-	const struct smap *m = p ? proc_find(p, ip) : NULL;
+	const struct map_range *m = p ? maptree__find(&p->maps, &s->pool, ip) : NULL;
+	struct sdso *d;
 	const struct sym *sym;
 	struct symtab *t;
 	__u64 at;
 
 	if (!m)
 		return;
-	f->dso = &m->dso->pub;
+	d = m->dso;
+	f->dso = &d->pub;
 	f->map_start = m->start;
 	f->map_end = m->end;
 	f->map_pgoff = m->pgoff;
-	t = dso_symtab(s, m->dso);
+	t = dso_symtab(s, d);
 	if (!t)
 		return;
-	at = m->dso->kind == DSO_PERFMAP ? ip : ip - m->start + m->pgoff;
+	at = d->kind == DSO_PERFMAP ? ip : ip - m->start + m->pgoff;
 	sym = symtab__find(t, at);
 	if (sym) {
 		f->sym = sym->name;
@@ -827,6 +904,12 @@ size_t symbolizer__frames(struct symbolizer *s, const struct perf_event_view *ev
 
 	if (!max || ev->type != PERF_RECORD_SAMPLE)
 		return 0;
+	if (sm->tid != sm->pid) {
+		struct sproc *p = proc_get(s, sm->pid, false);
+
+		if (p)
+			p->threads = true;
+	}
 	for (__u64 i = 0; sm->callchain && i < sm->nr_callchain && n < max; i++) {
 		__u64 ip = sm->callchain[i];
 

@@ -50,9 +50,14 @@ struct sym_cache_stats {
  */
 #define SYM_CACHE_MAX_BYTES	(256ULL << 20)
 
-/* buildid_dir: perf's --buildid-dir; NULL: perf's default (~/.debug or
- * buildid.dir in perf's config).  NULL + errno on failure. */
+/* buildid_dir: perf's --buildid-dir; NULL: the process's default (see
+ * set_default_dir), else perf's (~/.debug or buildid.dir in perf's
+ * config).  NULL + errno on failure. */
 struct sym_cache *sym_cache__new(const char *buildid_dir);
+/* The directory of caches made with NULL from now on (the recorder's
+ * --buildid-dir, for its --push thread); NULL: perf's.  Copied; call it
+ * before any thread makes a cache. */
+int sym_cache__set_default_dir(const char *buildid_dir);
 void sym_cache__free(struct sym_cache *c);
 const struct sym_cache_stats *sym_cache__stats(const struct sym_cache *c);
 /* Another limit than SYM_CACHE_MAX_BYTES (applied after the next file). */
@@ -80,9 +85,29 @@ struct symbolizer;
 struct symbolizer *symbolizer__new(struct sym_cache *c, const struct perf_reader *r);
 void symbolizer__free(struct symbolizer *s);
 
-/* Feed every record in the reader's order (MMAP, MMAP2, COMM, FORK,
- * CGROUP change the state; others are ignored).  0 or -ENOMEM. */
+/*
+ * Mappings (tree nodes) and processes one file may hold at once: about
+ * 64 bytes each, so at most ~128 MiB.  A file over it is refused
+ * (-E2BIG): memory and time stay linear in the file's size (a FORK
+ * shares its parent's mappings, an insert or lookup is O(log n)).
+ */
+#define SYMBOLIZER_MAX_ENTRIES	(2u << 20)
+
+/* Feed every record in the reader's order (MMAP, MMAP2, COMM, FORK, EXIT,
+ * CGROUP change the state; others are ignored).  0, -ENOMEM, or -E2BIG
+ * over SYMBOLIZER_MAX_ENTRIES. */
 int symbolizer__event(struct symbolizer *s, const struct perf_event_view *ev);
+
+/* What the process table holds (for tests and the fuzz harness). */
+struct symbolizer_stats {
+	__u64 procs;			/* process entries */
+	__u64 map_nodes;		/* live mapping nodes, shared ones once */
+	__u64 map_copies;		/* nodes copied to unshare them */
+	__u64 map_steps;		/* tree nodes visited (inserts, lookups) */
+	__u64 exits_freed;		/* EXITs that dropped a process's maps */
+	__u64 bytes;			/* held by processes and their mappings */
+};
+const struct symbolizer_stats *symbolizer__stats(struct symbolizer *s);
 
 /* The frames of a sample, leaf first (its call chain without the context
  * markers, else its ip), at most max.  Returns the number written. */
