@@ -177,6 +177,20 @@ TEST(peek_without_drop_keeps_the_records)
 	fixture_free(&f);
 }
 
+/* A queue nothing was ever put in (a recording that ends at once): an
+ * empty batch, no pointer arithmetic on the buffer it has not got (UBSan
+ * flagged NULL + 0 here). */
+TEST(empty_queue_peeks_an_empty_batch)
+{
+	struct fixture f = { .q = perfdata_queue__new() };
+
+	CHECK_EQ(perfdata_queue__peek(f.q, ~0ULL, &f.scratch, &f.b), 0);
+	CHECK_EQ(f.b.size, 0);
+	CHECK_EQ(f.b.nr, 0);
+	drop_expect(&f, 0);
+	fixture_free(&f);
+}
+
 /*
  * Growth: many records of many sizes, from several interleaved runs,
  * taken out in batches up to rising times; every record comes out once,
@@ -236,6 +250,7 @@ int main(void)
 	RUN(out_of_order_batches_are_sorted_copies);
 	RUN(equal_times_keep_arrival_order);
 	RUN(peek_without_drop_keeps_the_records);
+	RUN(empty_queue_peeks_an_empty_batch);
 	RUN(growth_and_batches_up_to_a_time);
 	return HARNESS_DONE();
 }

@@ -190,7 +190,7 @@ static void peek_in_place(struct perfdata_queue *q, __u64 upto, struct perfdata_
 	q->peek_n = n;
 	q->peek_end = n < q->nq ? q->q[n].off : q->data.len;
 	q->peek_copied = false;
-	b->data = q->data.data + q->dh;
+	b->data = q->data.data ? q->data.data + q->dh : NULL;	/* nothing queued yet: no buffer */
 	b->size = q->peek_end - q->dh;
 	b->nr = n - q->qh;
 	b->copied = false;
