@@ -15,6 +15,7 @@
 
 #include "fleet/fleet.h"
 #include "fleet/flamegraph.h"
+#include "fleet/hash.h"
 #include "fleet/store.h"
 #include "fleet/tsv.h"
 #include "util/io.h"
@@ -32,6 +33,7 @@ struct qstack {
 	uint64_t hash, count, weight;
 	char **syms, **dsos;	/* leaf first */
 	int nr, nr_dsos;	/* the same unless the server's answer was cut */
+	bool found;		/* a stored row whose content is its key */
 };
 
 static void query_usage(FILE *f)
@@ -240,6 +242,42 @@ static void free_stacks(struct qstack *st, size_t n)
 	free(st);
 }
 
+/*
+ * Stacks without a stored row whose content is their key: pushed by a
+ * precord before the keys were SHA-256 digests (their rows are kept but
+ * cannot be told from a forged one), or whose day's stacks partition was
+ * dropped, or written by something else.  Counted in every share as the
+ * one frame "[unverified]", said once on stderr: nothing vanishes, and no
+ * other writer's frames stand in for them.
+ */
+static int mark_unverified(struct qstack *st, size_t n)
+{
+	uint64_t stacks = 0, samples = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (st[i].found)
+			continue;
+		st[i].syms = malloc(sizeof(char *));
+		st[i].dsos = malloc(sizeof(char *));
+		if (!st[i].syms || !st[i].dsos)
+			return -ENOMEM;
+		st[i].syms[0] = strdup("[unverified]");
+		if (!st[i].syms[0])
+			return -ENOMEM;
+		st[i].nr = 1;
+		st[i].dsos[0] = strdup("");
+		if (!st[i].dsos[0])
+			return -ENOMEM;
+		st[i].nr_dsos = 1;
+		stacks++;
+		samples += st[i].count;
+	}
+	if (stacks)
+		pr_warn("query: %" PRIu64 " stacks (%" PRIu64 " samples) have no stored frames that match their key (pushed by a precord before keys were SHA-256 digests, a dropped stacks partition, or another writer): shown as [unverified]",
+			stacks, samples);
+	return 0;
+}
+
 /* Sums per stack (sorted by hash), then the stacks' frames merged in. */
 static int load_stacks(struct fleet_store *s, const char *where, const char *where_all,
 		       time_t since, struct qstack **out_st, size_t *out_n)
@@ -272,11 +310,14 @@ static int load_stacks(struct fleet_store *s, const char *where, const char *whe
 			st = ns;
 		}
 		st[n++] = (struct qstack){ strtoull(f[0], NULL, 10), strtoull(f[1], NULL, 10),
-					   strtoull(f[2], NULL, 10), NULL, NULL, 0, 0 };
+					   strtoull(f[2], NULL, 10), NULL, NULL, 0, 0, false };
 	}
 	if (err || !n)
 		goto out;
-	if (asprintf(&sql, "SELECT stack_hash, any(symbols), any(dsos) FROM %s WHERE date >= toDate(toDateTime(%lld)) AND stack_hash GLOBAL IN (SELECT stack_hash FROM %s WHERE %s) GROUP BY stack_hash ORDER BY stack_hash FORMAT TabSeparated",
+	/* only rows whose content is their key: a row another writer
+	 * inserted under this key with other frames is not one of them
+	 * (docs/fleet.md, "Whose frames") */
+	if (asprintf(&sql, "SELECT stack_hash, any(symbols), any(dsos) FROM %s WHERE date >= toDate(toDateTime(%lld)) AND stack_hash GLOBAL IN (SELECT stack_hash FROM %s WHERE %s) AND stack_hash = " FLEET_STACK_KEY_SQL " GROUP BY stack_hash ORDER BY stack_hash FORMAT TabSeparated",
 		     s->stacks, (long long)since, s->samples, where_all) < 0) {
 		err = -ENOMEM;
 		goto out;
@@ -295,14 +336,17 @@ static int load_stacks(struct fleet_store *s, const char *where, const char *whe
 			k++;
 		if (k == n)
 			break;
-		if (st[k].hash != h || st[k].syms)
+		if (st[k].hash != h || st[k].found)
 			continue;
+		st[k].found = true;
 		if (tsv_parse_array(f[1], &st[k].syms, &st[k].nr) ||
 		    tsv_parse_array(f[2], &st[k].dsos, &st[k].nr_dsos)) {
 			err = -ENOMEM;
 			break;
 		}
 	}
+	if (!err)
+		err = mark_unverified(st, n);
 out:
 	free(sql);
 	pbuf_free(&out);
