@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
+#include "fleet/answer.h"
 #include "fleet/flamegraph.h"
 #include "fleet/hash.h"
 #include "fleet/http.h"
@@ -124,12 +125,13 @@ TEST(tsv_fields_and_arrays)
 {
 	char line[] = "1\tweb\\t7\t['a','b\\'c','d\\\\e']";
 	char *f[4], **arr;
+	uint64_t left = 0;
 	int n;
 
 	CHECK_EQ(tsv_split(line, f, 4), 3);
 	tsv_unescape(f[1]);
 	CHECK_STR(f[1], "web\t7");
-	CHECK_EQ(tsv_parse_array(f[2], &arr, &n), 0);
+	CHECK_EQ(tsv_parse_array(f[2], 8, &arr, &n, &left), 0);
 	CHECK_EQ(n, 3);
 	if (n == 3) {
 		CHECK_STR(arr[0], "a");
@@ -140,14 +142,56 @@ TEST(tsv_fields_and_arrays)
 		free(arr[i]);
 	free(arr);
 	/* malformed: what came before the fault, nothing past it */
-	CHECK_EQ(tsv_parse_array("['x','unterminated", &arr, &n), 0);
+	CHECK_EQ(tsv_parse_array("['x','unterminated", 8, &arr, &n, &left), 0);
 	CHECK_EQ(n, 1);
 	for (int i = 0; i < n; i++)
 		free(arr[i]);
 	free(arr);
-	CHECK_EQ(tsv_parse_array("not an array", &arr, &n), 0);
+	CHECK_EQ(tsv_parse_array("not an array", 8, &arr, &n, &left), 0);
 	CHECK_EQ(n, 0);
 	free(arr);
+	/* capped: the first max kept, the rest counted */
+	CHECK_EQ(tsv_parse_array("['a','b','c','d']", 2, &arr, &n, &left), 0);
+	CHECK_EQ(n, 2);
+	CHECK_EQ(left, 2);
+	for (int i = 0; i < n; i++)
+		free(arr[i]);
+	free(arr);
+}
+
+/* query's answers: sums sorted by key whatever the order, frames merged
+ * by key (the first row of a key), bad lines counted, stacks without a
+ * row [unverified]. */
+TEST(answer_parse)
+{
+	char sums[] = "30\t1\t100\n10\t2\t200\nbad line\n20\t3\t300\n18446744073709551616\t1\t1\n";
+	char frames[] = "20\t['main','b\\'c']\t['/w','/w']\n10\t['x']\t['/y']\n"
+			"10\t['forged']\t['/z']\n99\t['none']\t['']\n7\tnot-array\n";
+	struct fleet_answer_counts c = { 0 };
+	struct fleet_qstack *st = NULL;
+	size_t n = 0;
+
+	CHECK_EQ(fleet_answer__read_sums(sums, &st, &n, &c), 0);
+	CHECK_EQ(n, 3);
+	CHECK_EQ(c.bad_lines, 2);	/* "bad line" and 2^64 */
+	if (n != 3) {
+		fleet_answer__free(st, n);
+		return;
+	}
+	CHECK(st[0].hash == 10 && st[1].hash == 20 && st[2].hash == 30);
+	CHECK_EQ(st[1].weight, 300);
+	CHECK_EQ(fleet_answer__read_frames(frames, st, n, &c), 0);
+	CHECK_EQ(c.bad_lines, 3);
+	CHECK_EQ(st[0].nr, 1);
+	CHECK_STR(st[0].syms[0], "x");
+	CHECK_EQ(st[1].nr, 2);
+	CHECK_STR(st[1].syms[1], "b'c");
+	CHECK(!st[2].found);
+	CHECK_EQ(fleet_answer__mark_unverified(st, n, &c), 0);
+	CHECK_EQ(c.unverified_stacks, 1);
+	CHECK_EQ(c.unverified_samples, 1);
+	CHECK_STR(st[2].syms[0], "[unverified]");
+	fleet_answer__free(st, n);
 }
 
 TEST(flamegraph_svg)
@@ -396,6 +440,7 @@ int main(void)
 	RUN(stack_key);
 	RUN(quote_and_escape);
 	RUN(tsv_fields_and_arrays);
+	RUN(answer_parse);
 	RUN(flamegraph_svg);
 	RUN(flamegraph_hostile_names);
 	RUN(store_credentials);
