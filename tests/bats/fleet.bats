@@ -33,6 +33,11 @@ teardown() {
 
 sql() { curl -sS --fail-with-body "$1" --data-binary "$2"; }
 
+# A stacks row's key computed by the server from its columns: the SHA-256
+# of its content (user/fleet/hash.h, FLEET_STACK_KEY_SQL).
+key_array() { echo "concat(toString(length($1)), '[', arrayStringConcat(arrayMap(x -> concat(toString(length(x)), ':', x), $1)), ']')"; }
+KEY_SQL="reinterpretAsUInt64(substring(SHA256(concat('precord stack 1;', $(key_array symbols), $(key_array dsos), $(key_array build_ids))), 1, 8))"
+
 # host_on_shard N: a host name the cluster's sharding key (cityHash64 of
 # the host, 2 shards of weight 1) puts on shard N (0 or 1).
 host_on_shard() {
@@ -133,8 +138,8 @@ top_share() {
 	rec=$output
 	# nothing left pending or refused (files removed by --switch-max-files
 	# before the store came back would be counted as such, and are allowed)
-	! grep -Eq 'NOT delivered: [1-9]' <<< "$rec"
-	! grep -Eq ' [1-9][0-9]* refused' <<< "$rec"
+	! grep -Eq 'NOT delivered: [1-9]' <<< "$rec" || false
+	! grep -Eq ' [1-9][0-9]* refused' <<< "$rec" || false
 	kept=(r.data.*)
 	[ "${#kept[@]}" -ge 2 ] && [ "${#kept[@]}" -le 3 ]
 	total=0
@@ -172,7 +177,7 @@ top_share() {
 	grep -q '<script' flame.svg
 	# nothing loaded from anywhere: no href, src, url() or import, and no
 	# URL but the SVG namespace's name
-	! grep -Eiq '(xlink:)?href=|src=|url\(|@import' flame.svg
+	! grep -Eiq '(xlink:)?href=|src=|url\(|@import' flame.svg || false
 	[ -z "$(grep -Eo 'https?://[^" ]*' flame.svg | grep -v '^http://www.w3.org/2000/svg$')" ]
 	mkdir -p "$OUT_DIR"
 	rm -f "$OUT_DIR/flamegraph.png"
@@ -255,15 +260,17 @@ EOF
 # anyone who can write to the store, can do).
 @test "fleet: hostile names (invalid UTF-8, controls, newline, ';', XML specials): --flamegraph is valid XML, --folded one line per stack, --top and --totals without control bytes" {
 	need "xmllint" command -v xmllint
-	sql "$U1" "$(cat <<'SQL'
-INSERT INTO precord_stacks_local (seen, stack_hash, symbols, dsos, build_ids)
-SELECT now(), 4242,
+	# under its key (the SHA-256 of its content), as push stores it
+	sql "$U1" "INSERT INTO precord_stacks2_local (seen, stack_hash, symbols, dsos, build_ids)
+SELECT now(), $KEY_SQL, symbols, dsos, build_ids FROM (SELECT $(cat <<'SQL'
   [concat('esc', unhex('1B5B33316D07')), concat('nl', unhex('0A'), 'forged;x 999'),
-   '<&"\'>', concat('bad', unhex('FFFE'), 'over', unhex('C0AF')), 'main'],
-  [concat('/lib/', unhex('1B5D303B07'), 'x.so'), 'w', 'w', 'w', 'w'], ['', '', '', '', '']
+   '<&"\'>', concat('bad', unhex('FFFE'), 'over', unhex('C0AF')), 'main'] AS symbols,
+  [concat('/lib/', unhex('1B5D303B07'), 'x.so'), 'w', 'w', 'w', 'w'] AS dsos, ['', '', '', '', ''] AS build_ids
 SQL
-)"
-	sql "$U1" "INSERT INTO precord_samples_local (window, host, cgroup, comm, pid, leaf_build_id, stack_hash, count, weight, file_id, push_id) SELECT now(), host, '', 'w', 1, '', 4242, 7, 7000, 99, 5 FROM (SELECT arrayJoin(['hostile', concat('evil', unhex('1B5B324A07'))]) AS host)"
+))"
+	K=$(sql "$U1" "SELECT stack_hash FROM precord_stacks2_local WHERE symbols[5] = 'main'")
+	[ -n "$K" ]
+	sql "$U1" "INSERT INTO precord_samples_local (window, host, cgroup, comm, pid, leaf_build_id, stack_hash, count, weight, file_id, push_id) SELECT now(), host, '', 'w', 1, '', $K, 7, 7000, 99, 5 FROM (SELECT arrayJoin(['hostile', concat('evil', unhex('1B5B324A07'))]) AS host)"
 	sql "$U1" "INSERT INTO precord_files_local (host, file_id, push_id, name, samples, weight, first, last, pushed_ns) SELECT host, 99, 5, 'x', 7, 7000, now(), now(), 1 FROM (SELECT arrayJoin(['hostile', concat('evil', unhex('1B5B324A07'))]) AS host)"
 
 	"$PRECORD" query "$U2" --host hostile --flamegraph h.svg
@@ -285,6 +292,102 @@ SQL
 	iconv -f UTF-8 -t UTF-8 t > /dev/null
 	grep -qF 'esc\x1b[31m\x07  \x1b]0;\x07x.so' t
 	grep -Eq '^evil\\x1b\[2J\\x07 7 ' t
+}
+
+# Issue 18, finding 7: a stack is stored once per key for the whole
+# cluster, and the old key (an unkeyed, invertible 64-bit hash of the
+# names) let a process on another host solve 8 bytes of its function name
+# so that its stack took the place of the victim's hottest one.  Here the
+# attacker does what any writer with the store's credentials can: it
+# writes its own frames under the victim's key straight into the stacks
+# tables (the old code's and the new), after the victim, and has the
+# servers merge (ReplacingMergeTree folded the rows of one key, the last
+# one kept).  The victim's report must not change at all.
+@test "fleet: frames written by another host under the victim's stack key never show in the victim's report, merges included" {
+	"$PRECORD" -q -g -F 999 -o v.data -- "$WL" hot3 2
+	"$PRECORD" -q -g -F 999 -o x.data -- "$WL" threads 1 1
+	run "$PRECORD" push "$U1" --host victim v.data
+	echo "$output"
+	[ "$status" -eq 0 ]
+	run "$PRECORD" push "$U2" --host attacker x.data
+	echo "$output"
+	[ "$status" -eq 0 ]
+	"$PRECORD" query "$U1" --host victim --folded | sort > before
+	"$PRECORD" query "$U1" --host victim --top 50 > top-before
+	cat top-before
+	grep -q ' hot_a  workload$' top-before
+	run grep -c unverified top-before
+	[ "$output" = 0 ]
+
+	# the victim's hottest stack, and the attacker's frames under its key
+	# in every stacks table there is (through the Distributed tables: on
+	# the key's shard), then every part merged
+	K=$(sql "$U2" "SELECT stack_hash FROM precord_samples WHERE host = 'victim' GROUP BY stack_hash ORDER BY sum(weight) DESC LIMIT 1")
+	[ -n "$K" ]
+	for t in precord_stacks precord_stacks2; do
+		sql "$U2" "EXISTS TABLE $t" | grep -q 1 || continue
+		sql "$U2" "INSERT INTO $t (seen, stack_hash, symbols, dsos, build_ids) VALUES (now(), $K, ['attacker_was_here', 'main'], ['/tmp/evil.so', '/tmp/evil'], ['', ''])"
+	done
+	for u in "$U1" "$U2"; do
+		for t in precord_stacks_local precord_stacks2_local; do
+			sql "$u" "EXISTS TABLE $t" | grep -q 1 || continue
+			sql "$u" "OPTIMIZE TABLE $t FINAL"
+		done
+	done
+
+	"$PRECORD" query "$U1" --host victim --top 50 > top-after
+	cat top-after
+	run grep -c attacker_was_here top-after
+	[ "$output" = 0 ]
+	"$PRECORD" query "$U2" --host victim --folded | sort > after
+	diff before after
+	cmp top-before top-after
+	"$PRECORD" query "$U1" --host victim --flamegraph v.svg
+	run grep -c attacker_was_here v.svg
+	[ "$output" = 0 ]
+	# the forged row is kept beside the victim's (its own sort key), not
+	# merged into it
+	[ "$(sql "$U1" "SELECT count() FROM precord_stacks2 WHERE stack_hash = $K")" -eq 2 ]
+}
+
+# What rows without a matching stack mean: an older precord's pushes (its
+# stacks under the old hash, in precord_stacks) and rows another writer
+# made up.  A store made by an older fleet-schema is told to run it again,
+# which adds the new table and changes nothing else.
+@test "fleet: an older store is migrated by fleet-schema; samples whose stack does not match its key show as [unverified], counted and said" {
+	"$PRECORD" -q -g -F 199 -o a.data -- "$WL" hot3 0.5
+	for u in "$U1" "$U2"; do
+		sql "$u" "DROP TABLE precord_stacks2"
+		sql "$u" "DROP TABLE precord_stacks2_local"
+	done
+	run "$PRECORD" push "$U1" --host h a.data
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"tables of an older precord: run \`precord fleet-schema"* ]]
+	for u in "$U1" "$U2" "$U1"; do
+		"$PRECORD" fleet-schema "$u" --cluster precord
+	done
+	[ "$(sql "$U1" "SELECT count() FROM system.tables WHERE name LIKE 'precord%'")" -eq 8 ]
+	run "$PRECORD" push "$U1" --host h a.data
+	echo "$output"
+	[ "$status" -eq 0 ]
+
+	# an old push: samples under the old hash, its stack in the old table;
+	# and one under a key whose only row has other frames
+	sql "$U1" "INSERT INTO precord_stacks_local (seen, stack_hash, symbols, dsos, build_ids) VALUES (now(), 4242, ['old_frame'], ['w'], [''])"
+	sql "$U1" "INSERT INTO precord_stacks2_local (seen, stack_hash, symbols, dsos, build_ids) VALUES (now(), 4343, ['made_up'], ['w'], [''])"
+	sql "$U1" "INSERT INTO precord_samples_local (window, host, cgroup, comm, pid, leaf_build_id, stack_hash, count, weight, file_id, push_id) VALUES (now(), 'legacy', '', 'w', 1, '', 4242, 3, 3000, 99, 5), (now(), 'legacy', '', 'w', 1, '', 4343, 1, 1000, 99, 5)"
+	sql "$U1" "INSERT INTO precord_files_local (host, file_id, push_id, name, samples, weight, first, last, pushed_ns) VALUES ('legacy', 99, 5, 'x', 4, 4000, now(), now(), 1)"
+	run "$PRECORD" query "$U2" --host legacy --top 5
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"2 stacks (4 samples) have no stored frames that match their key"* ]]
+	grep -Eq '^100\.00%  \[unverified\]  $' <<< "$output"
+	[[ "$output" != *old_frame* && "$output" != *made_up* ]]
+	# the pushed host is whole
+	run "$PRECORD" query "$U2" --host h --top 5
+	[ "$status" -eq 0 ]
+	[[ "$output" != *unverified* ]]
 }
 
 # Issue 18, finding 9: a password nobody else can read (the environment),
@@ -331,7 +434,7 @@ SQL
 	ps -o args= -p "$pid" > e.ps
 	wait "$pid"
 	cat e.out e.ps
-	! grep -q s3cret-pw e.ps
+	! grep -q s3cret-pw e.ps || false
 	grep -q -- '--push: [1-9][0-9]* files pushed' e.out
 	[ "$(sql "$U1" "SELECT count() FROM precord_files WHERE host = 'cred-env'")" -ge 1 ]
 
@@ -344,15 +447,15 @@ SQL
 	ps -o args= -p "$pid" > u.ps
 	wait "$pid"
 	cat u.out u.ps
-	! grep -q s3cret-pw u.ps
+	! grep -q s3cret-pw u.ps || false
 	grep -qF "precord:*********@$hp" u.ps
-	! grep -q s3cret-pw u.out
+	! grep -q s3cret-pw u.out || false
 	grep -qF -- "files pushed to http://precord:***@$hp" u.out
 	for f in u.data.*; do
 		perf report -i "$f" --header-only 2>/dev/null | grep -F 'cmdline' | tee -a u.cmdline
 	done
 	grep -q -- '--push' u.cmdline
-	! grep -q s3cret-pw u.cmdline
+	! grep -q s3cret-pw u.cmdline || false
 	[ "$(sql "$U1" "SELECT count() FROM precord_files WHERE host = 'cred-url'")" -ge 1 ]
 }
 

@@ -38,11 +38,19 @@
 
 struct row {
 	uint32_t window, pid, comm, cgroup, bid;	/* strings as strset indices */
-	uint64_t stack, count, weight;
+	uint32_t stack;					/* index in stacks */
+	uint64_t count, weight;
 };
 
+/*
+ * A distinct stack of the file: found again by a fast hash under this
+ * process's random seed and a comparison of its frames (a name crafted to
+ * collide with another stack's hash only costs a probe); its key in the
+ * store, SHA-256 of its content (hash.h), computed once.
+ */
 struct stack {
-	uint64_t hash;
+	uint64_t hash;		/* fleet_hash64 chain under the seed */
+	uint64_t key;		/* the store's stack_hash */
 	uint32_t first, nr;	/* frames[first .. first + nr) */
 };
 
@@ -73,7 +81,7 @@ struct fleet_push {
 	struct slots stack_slots;
 	struct frame_ref *frames;
 	size_t nr_frames, cap_frames;
-	struct pbuf key;		/* scratch */
+	uint64_t seed;			/* of the in-process tables */
 	int oom;
 	/* across files: (day, stack hash) already inserted */
 	uint64_t *known;
@@ -106,16 +114,18 @@ static int slots_grow(struct slots *s, size_t used, uint64_t (*hash_of)(void *, 
 	return 0;
 }
 
-static uint64_t row_hash(const struct row *r)
+static uint64_t row_hash(const struct fleet_push *p, const struct row *r)
 {
-	uint32_t k[5] = { r->window, r->pid, r->comm, r->cgroup, r->bid };
+	uint32_t k[6] = { r->window, r->pid, r->comm, r->cgroup, r->bid, r->stack };
 
-	return fleet_hash64(k, sizeof(k), r->stack);
+	return fleet_hash64(k, sizeof(k), p->seed);
 }
 
 static uint64_t row_hash_at(void *ctx, uint32_t i)
 {
-	return row_hash(&((struct fleet_push *)ctx)->rows[i]);
+	struct fleet_push *p = ctx;
+
+	return row_hash(p, &p->rows[i]);
 }
 
 static uint64_t stack_hash_at(void *ctx, uint32_t i)
@@ -132,15 +142,20 @@ static long intern(struct fleet_push *p, const char *s)
 	return i < 0 ? 0 : i;
 }
 
-/* The stack's hash: its (symbol, DSO) pairs leaf first, each string's
- * length mixed in so that no two stacks run together. */
-static uint64_t stack_hash(const struct fleet_sample *s)
+static const char *or_empty(const char *s)
 {
-	uint64_t h = 0x707265636f7264ULL;	/* "precord" */
+	return s ? s : "";
+}
+
+/* The fast hash of a sample's stack: its (symbol, DSO) pairs leaf first,
+ * each string's length mixed in (build-ids are compared, not hashed: a
+ * DSO's name nearly always tells them apart). */
+static uint64_t stack_hash(const struct fleet_push *p, const struct fleet_sample *s)
+{
+	uint64_t h = p->seed;
 
 	for (int i = 0; i < s->nr; i++) {
-		const char *sym = s->frames[i].sym ? s->frames[i].sym : "";
-		const char *dso = s->frames[i].dso ? s->frames[i].dso : "";
+		const char *sym = or_empty(s->frames[i].sym), *dso = or_empty(s->frames[i].dso);
 
 		h = fleet_hash64(sym, strlen(sym), h);
 		h = fleet_hash64(dso, strlen(dso), h ^ 0x5bd1e995);
@@ -148,26 +163,70 @@ static uint64_t stack_hash(const struct fleet_sample *s)
 	return h;
 }
 
-static int add_stack(struct fleet_push *p, const struct fleet_sample *s, uint64_t h)
+static bool same_stack(const struct fleet_push *p, const struct stack *st, const struct fleet_sample *s)
 {
+	if (st->nr != (uint32_t)s->nr)
+		return false;
+	for (uint32_t i = 0; i < st->nr; i++) {
+		const struct frame_ref *f = &p->frames[st->first + i];
+
+		if (strcmp(strset_str(&p->strs, f->sym), or_empty(s->frames[i].sym)) ||
+		    strcmp(strset_str(&p->strs, f->dso), or_empty(s->frames[i].dso)) ||
+		    strcmp(strset_str(&p->strs, f->bid), or_empty(s->frames[i].build_id)))
+			return false;
+	}
+	return true;
+}
+
+/* The store's key of the stack just added (hash.h): SHA-256 of its
+ * content, once per distinct stack of the file. */
+static uint64_t stack_key(const struct fleet_push *p, const struct stack *st)
+{
+	struct fleet_stack_key k;
+
+	fleet_stack_key__begin(&k);
+	for (int a = 0; a < 3; a++) {
+		fleet_stack_key__array(&k, st->nr);
+		for (uint32_t i = 0; i < st->nr; i++) {
+			const struct frame_ref *f = &p->frames[st->first + i];
+
+			fleet_stack_key__string(&k, strset_str(&p->strs, a == 0 ? f->sym :
+							       a == 1 ? f->dso : f->bid));
+		}
+	}
+	return fleet_stack_key__end(&k);
+}
+
+/* The index of the sample's stack, added when new; -ENOMEM. */
+static long add_stack(struct fleet_push *p, const struct fleet_sample *s)
+{
+	uint64_t h = stack_hash(p, s);
+	struct stack *st;
 	size_t pos;
 
 	if (slots_grow(&p->stack_slots, p->nr_stacks, stack_hash_at, p))
 		return -ENOMEM;
 	for (pos = h & (p->stack_slots.cap - 1); p->stack_slots.v[pos];
-	     pos = (pos + 1) & (p->stack_slots.cap - 1))
-		if (p->stacks[p->stack_slots.v[pos] - 1].hash == h)
-			return 0;
-	if (ARRAY_GROW(p->stacks, p->cap_stacks, p->nr_stacks + 1) ||
+	     pos = (pos + 1) & (p->stack_slots.cap - 1)) {
+		st = &p->stacks[p->stack_slots.v[pos] - 1];
+		if (st->hash == h && same_stack(p, st, s))
+			return p->stack_slots.v[pos] - 1;
+	}
+	if (p->nr_stacks >= UINT32_MAX - 1 ||
+	    ARRAY_GROW(p->stacks, p->cap_stacks, p->nr_stacks + 1) ||
 	    ARRAY_GROW(p->frames, p->cap_frames, p->nr_frames + (size_t)s->nr))
 		return -ENOMEM;
-	p->stacks[p->nr_stacks] = (struct stack){ h, (uint32_t)p->nr_frames, (uint32_t)s->nr };
+	st = &p->stacks[p->nr_stacks];
+	*st = (struct stack){ h, 0, (uint32_t)p->nr_frames, (uint32_t)s->nr };
 	for (int i = 0; i < s->nr; i++)
 		p->frames[p->nr_frames++] = (struct frame_ref){
 			(uint32_t)intern(p, s->frames[i].sym), (uint32_t)intern(p, s->frames[i].dso),
 			(uint32_t)intern(p, s->frames[i].build_id) };
+	if (p->oom)
+		return -ENOMEM;
+	st->key = stack_key(p, st);
 	p->stack_slots.v[pos] = (uint32_t)++p->nr_stacks;
-	return 0;
+	return (long)p->nr_stacks - 1;
 }
 
 static int on_sample(void *ctx, const struct fleet_sample *s)
@@ -176,10 +235,11 @@ static int on_sample(void *ctx, const struct fleet_sample *s)
 	struct row r;
 	uint64_t h;
 	size_t pos;
+	long si = add_stack(p, s);
 
-	r.stack = stack_hash(s);
-	if (add_stack(p, s, r.stack))
+	if (si < 0)
 		return -ENOMEM;
+	r.stack = (uint32_t)si;
 	r.window = (uint32_t)(s->time - s->time % FLEET_WINDOW_SECS);
 	r.pid = s->pid;
 	r.comm = (uint32_t)intern(p, s->comm);
@@ -189,7 +249,7 @@ static int on_sample(void *ctx, const struct fleet_sample *s)
 		return -ENOMEM;
 	if (slots_grow(&p->row_slots, p->nr_rows, row_hash_at, p))
 		return -ENOMEM;
-	h = row_hash(&r);
+	h = row_hash(p, &r);
 	for (pos = h & (p->row_slots.cap - 1); p->row_slots.v[pos];
 	     pos = (pos + 1) & (p->row_slots.cap - 1)) {
 		struct row *o = &p->rows[p->row_slots.v[pos] - 1];
@@ -280,17 +340,6 @@ static void put_array(struct pbuf *b, struct fleet_push *p, const struct stack *
 	pbuf_put_u8(b, ']');
 }
 
-static uint32_t stack_index(struct fleet_push *p, uint64_t h)
-{
-	size_t pos;
-
-	for (pos = h & (p->stack_slots.cap - 1); p->stack_slots.v[pos];
-	     pos = (pos + 1) & (p->stack_slots.cap - 1))
-		if (p->stacks[p->stack_slots.v[pos] - 1].hash == h)
-			return p->stack_slots.v[pos] - 1;
-	return UINT32_MAX;
-}
-
 /* The stacks of this file's rows not yet inserted for their day. */
 static int stacks_tsv(struct fleet_push *p, struct pbuf *b, uint64_t *n)
 {
@@ -298,20 +347,17 @@ static int stacks_tsv(struct fleet_push *p, struct pbuf *b, uint64_t *n)
 
 	for (size_t i = 0; i < p->nr_rows; i++) {
 		const struct row *r = &p->rows[i];
-		uint32_t si;
+		const struct stack *st = &p->stacks[r->stack];
 
-		if (known_stack(p, r->window / 86400, r->stack))
+		if (known_stack(p, r->window / 86400, st->key))
 			continue;
-		si = stack_index(p, r->stack);
-		if (si == UINT32_MAX)
-			continue;
-		snprintf(num, sizeof(num), "%u\t%" PRIu64 "\t", r->window, r->stack);
+		snprintf(num, sizeof(num), "%u\t%" PRIu64 "\t", r->window, st->key);
 		pbuf_put(b, num, strlen(num));
-		put_array(b, p, &p->stacks[si], 0);
+		put_array(b, p, st, 0);
 		pbuf_put_u8(b, '\t');
-		put_array(b, p, &p->stacks[si], 1);
+		put_array(b, p, st, 1);
 		pbuf_put_u8(b, '\t');
-		put_array(b, p, &p->stacks[si], 2);
+		put_array(b, p, st, 2);
 		pbuf_put_u8(b, '\n');
 		(*n)++;
 	}
@@ -337,7 +383,7 @@ static void rows_tsv(struct fleet_push *p, struct pbuf *b, size_t from, size_t t
 		pbuf_put(b, num, strlen(num));
 		ch_tsv_escape(b, strset_str(&p->strs, r->bid));
 		snprintf(num, sizeof(num), "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n",
-			 r->stack, r->count, r->weight, file_id, push_id);
+			 p->stacks[r->stack].key, r->count, r->weight, file_id, push_id);
 		pbuf_put(b, num, strlen(num));
 	}
 }
@@ -422,6 +468,8 @@ struct fleet_push *fleet_push__new_quiet(const char *url, const char *host, int 
 		return NULL;
 	}
 	p->host = host;
+	if (getrandom(&p->seed, sizeof(p->seed), 0) != sizeof(p->seed))
+		p->seed = wall_ns() ^ ((uint64_t)getpid() << 32);
 	p->attempts = attempts < 1 ? 1 : attempts;
 	p->first_ms = 500;
 	if (gethostname(p->local_host, sizeof(p->local_host) - 1))
@@ -469,7 +517,6 @@ void fleet_push__free(struct fleet_push *p)
 	free(p->stack_slots.v);
 	free(p->frames);
 	free(p->known);
-	pbuf_free(&p->key);
 	free(p);
 }
 

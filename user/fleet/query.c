@@ -13,8 +13,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fleet/answer.h"
 #include "fleet/fleet.h"
 #include "fleet/flamegraph.h"
+#include "fleet/hash.h"
+#include "fleet/output.h"
 #include "fleet/store.h"
 #include "fleet/tsv.h"
 #include "util/io.h"
@@ -28,11 +31,6 @@ struct qargs {
 	bool children, totals, folded;
 };
 
-struct qstack {
-	uint64_t hash, count, weight;
-	char **syms, **dsos;	/* leaf first */
-	int nr, nr_dsos;	/* the same unless the server's answer was cut */
-};
 
 static void query_usage(FILE *f)
 {
@@ -227,27 +225,16 @@ static int query_totals(struct fleet_store *s, const char *where)
 	return err;
 }
 
-static void free_stacks(struct qstack *st, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		for (int j = 0; j < st[i].nr; j++)
-			free(st[i].syms[j]);
-		for (int j = 0; j < st[i].nr_dsos; j++)
-			free(st[i].dsos[j]);
-		free(st[i].syms);
-		free(st[i].dsos);
-	}
-	free(st);
-}
-
-/* Sums per stack (sorted by hash), then the stacks' frames merged in. */
+/* Sums per stack, then the frames of those stacks whose stored content
+ * is their key; what the answers left out is said, one line each. */
 static int load_stacks(struct fleet_store *s, const char *where, const char *where_all,
-		       time_t since, struct qstack **out_st, size_t *out_n)
+		       time_t since, struct fleet_qstack **out_st, size_t *out_n)
 {
+	struct fleet_answer_counts c = { 0 };
 	struct pbuf out = { 0 };
-	struct qstack *st = NULL;
-	size_t n = 0, cap = 0, k = 0;
-	char *sql = NULL, *line, *save = NULL;
+	struct fleet_qstack *st = NULL;
+	size_t n = 0;
+	char *sql = NULL;
 	int err;
 
 	if (asprintf(&sql, "SELECT stack_hash, sum(count), sum(weight) FROM %s WHERE %s GROUP BY stack_hash ORDER BY stack_hash FORMAT TabSeparated",
@@ -256,189 +243,53 @@ static int load_stacks(struct fleet_store *s, const char *where, const char *whe
 	err = run_sql(s, sql, &out);
 	free(sql);
 	sql = NULL;
-	for (line = err ? NULL : strtok_r((char *)out.data, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char *f[3];
-
-		if (tsv_split(line, f, 3) != 3)
-			continue;
-		if (n == cap) {
-			struct qstack *ns = realloc(st, (cap = cap ? cap * 2 : 1024) * sizeof(*st));
-
-			if (!ns) {
-				err = -ENOMEM;
-				break;
-			}
-			st = ns;
-		}
-		st[n++] = (struct qstack){ strtoull(f[0], NULL, 10), strtoull(f[1], NULL, 10),
-					   strtoull(f[2], NULL, 10), NULL, NULL, 0, 0 };
-	}
+	if (!err)
+		err = fleet_answer__read_sums((char *)out.data, &st, &n, &c);
 	if (err || !n)
 		goto out;
-	if (asprintf(&sql, "SELECT stack_hash, any(symbols), any(dsos) FROM %s WHERE date >= toDate(toDateTime(%lld)) AND stack_hash GLOBAL IN (SELECT stack_hash FROM %s WHERE %s) GROUP BY stack_hash ORDER BY stack_hash FORMAT TabSeparated",
+	/* only rows whose content is their key: a row another writer
+	 * inserted under this key with other frames is not one of them
+	 * (docs/fleet.md, "Whose frames") */
+	if (asprintf(&sql, "SELECT stack_hash, any(symbols), any(dsos) FROM %s WHERE date >= toDate(toDateTime(%lld)) AND stack_hash GLOBAL IN (SELECT stack_hash FROM %s WHERE %s) AND stack_hash = " FLEET_STACK_KEY_SQL " GROUP BY stack_hash ORDER BY stack_hash FORMAT TabSeparated",
 		     s->stacks, (long long)since, s->samples, where_all) < 0) {
 		err = -ENOMEM;
 		goto out;
 	}
 	err = run_sql(s, sql, &out);
-	save = NULL;
-	for (line = err ? NULL : strtok_r((char *)out.data, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char *f[3];
-		uint64_t h;
-
-		if (tsv_split(line, f, 3) != 3)
-			continue;
-		h = strtoull(f[0], NULL, 10);
-		while (k < n && st[k].hash < h)
-			k++;
-		if (k == n)
-			break;
-		if (st[k].hash != h || st[k].syms)
-			continue;
-		if (tsv_parse_array(f[1], &st[k].syms, &st[k].nr) ||
-		    tsv_parse_array(f[2], &st[k].dsos, &st[k].nr_dsos)) {
-			err = -ENOMEM;
-			break;
-		}
-	}
+	if (!err)
+		err = fleet_answer__read_frames((char *)out.data, st, n, &c);
+	if (!err)
+		err = fleet_answer__mark_unverified(st, n, &c);
 out:
 	free(sql);
 	pbuf_free(&out);
 	if (err) {
-		free_stacks(st, n);
+		fleet_answer__free(st, n);
 		return err;
 	}
+	if (c.bad_lines)
+		pr_warn("query: %" PRIu64 " lines of the store's answers were not what was asked for: skipped",
+			c.bad_lines);
+	if (c.stacks_left_out)
+		pr_warn("query: more than %u stacks: %" PRIu64 " stacks (%" PRIu64 " samples) left out; narrow the query (--since, --host, --comm)",
+			FLEET_ANSWER_MAX_STACKS, c.stacks_left_out, c.samples_left_out);
+	if (c.frames_left_out)
+		pr_warn("query: %" PRIu64 " frames past the first %d of a stack left out",
+			c.frames_left_out, FLEET_ANSWER_MAX_FRAMES);
+	/*
+	 * Stacks without a stored row whose content is their key: pushed by
+	 * a precord before the keys were SHA-256 digests (their rows are
+	 * kept but cannot be told from a forged one), or whose day's stacks
+	 * partition was dropped, or written by something else.  Counted in
+	 * every share as the one frame "[unverified]": nothing vanishes, and
+	 * no other writer's frames stand in for them.
+	 */
+	if (c.unverified_stacks)
+		pr_warn("query: %" PRIu64 " stacks (%" PRIu64 " samples) have no stored frames that match their key (pushed by a precord before keys were SHA-256 digests, a dropped stacks partition, or another writer): shown as [unverified]",
+			c.unverified_stacks, c.unverified_samples);
 	*out_st = st;
 	*out_n = n;
 	return 0;
-}
-
-struct fn_share {
-	const char *sym, *dso;
-	uint64_t weight;
-	uint64_t seen;		/* the last stack counted (children: once per stack) */
-};
-
-static const char *base_name(const char *p)
-{
-	const char *b = strrchr(p, '/');
-
-	return b && b[1] ? b + 1 : p;
-}
-
-static int compare_share(const void *a, const void *b)
-{
-	const struct fn_share *x = a, *y = b;
-
-	if (!x->sym || !y->sym)
-		return !x->sym - !y->sym;
-	if (x->weight != y->weight)
-		return x->weight < y->weight ? 1 : -1;
-	return strcmp(x->sym, y->sym);
-}
-
-static uint32_t fn_hash(const char *sym, const char *dso)
-{
-	uint32_t h = 2166136261u;
-
-	for (const char *c = sym; *c; c++)
-		h = (h ^ (unsigned char)*c) * 16777619u;
-	h = (h ^ 0xff) * 16777619u;
-	for (const char *c = dso; *c; c++)
-		h = (h ^ (unsigned char)*c) * 16777619u;
-	return h;
-}
-
-/* Functions by (symbol, DSO) in a linear-probe table: a report has a few
- * thousand of them. */
-struct fn_table {
-	struct fn_share *v;
-	size_t cap, used;
-};
-
-static struct fn_share *fn_find(struct fn_table *t, const char *sym, const char *dso)
-{
-	size_t p;
-
-	if ((t->used + 1) * 2 > t->cap) {
-		struct fn_table n = { calloc(t->cap ? t->cap * 2 : 1024, sizeof(*t->v)),
-				      t->cap ? t->cap * 2 : 1024, 0 };
-
-		if (!n.v)
-			return NULL;
-		for (size_t i = 0; i < t->cap; i++) {
-			if (!t->v[i].sym)
-				continue;
-			for (p = fn_hash(t->v[i].sym, t->v[i].dso) & (n.cap - 1); n.v[p].sym;
-			     p = (p + 1) & (n.cap - 1))
-				;
-			n.v[p] = t->v[i];
-		}
-		n.used = t->used;
-		free(t->v);
-		*t = n;
-	}
-	for (p = fn_hash(sym, dso) & (t->cap - 1); t->v[p].sym; p = (p + 1) & (t->cap - 1))
-		if (!strcmp(t->v[p].sym, sym) && !strcmp(t->v[p].dso, dso))
-			return &t->v[p];
-	t->v[p] = (struct fn_share){ sym, dso, 0, 0 };
-	t->used++;
-	return &t->v[p];
-}
-
-/* Self: the leaf's function; children: every function on the stack, once
- * per stack (recursion counts once), as perf report --children. */
-static int report_top(const struct qargs *a, struct qstack *st, size_t n)
-{
-	struct fn_table t = { 0 };
-	uint64_t total = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		total += st[i].weight;
-		for (int j = 0; j < (a->children ? st[i].nr : (st[i].nr > 0)); j++) {
-			struct fn_share *f = fn_find(&t, st[i].syms[j],
-						     j < st[i].nr_dsos ? st[i].dsos[j] : "");
-
-			if (!f) {
-				free(t.v);
-				return -ENOMEM;
-			}
-			if (f->seen == i + 1)
-				continue;
-			f->seen = i + 1;
-			f->weight += st[i].weight;
-		}
-	}
-	if (t.v)
-		qsort(t.v, t.cap, sizeof(*t.v), compare_share);
-	for (size_t i = 0; i < t.cap && (int)i < a->top && t.v[i].sym; i++) {
-		printf("%6.2f%%  ", total ? 100.0 * (double)t.v[i].weight / (double)total : 0.0);
-		printable_fputs(stdout, t.v[i].sym, NULL);
-		fputs("  ", stdout);
-		printable_fputs(stdout, base_name(t.v[i].dso), NULL);
-		putchar('\n');
-	}
-	free(t.v);
-	return fflush(stdout) ? -EIO : 0;
-}
-
-static int report_folded(struct qstack *st, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (!st[i].nr || !st[i].count)
-			continue;
-		/* one line per stack, one frame between ';': a name's own
-		 * newline or ';' is escaped (\x0a, \x3b) */
-		for (int j = st[i].nr - 1; j >= 0; j--) {
-			printable_fputs(stdout, st[i].syms[j], ";");
-			if (j)
-				putchar(';');
-		}
-		printf(" %" PRIu64 "\n", st[i].count);
-	}
-	return fflush(stdout) ? -EIO : 0;
 }
 
 /* OUT.svg written new beside it and renamed over it (util/io.h): a
@@ -463,29 +314,16 @@ static FILE *open_svg(const char *path, char *tmp, size_t size)
 	return f;
 }
 
-static int report_flamegraph(const struct qargs *a, struct qstack *st, size_t n)
+static int report_flamegraph(const struct qargs *a, struct fleet_qstack *st, size_t n)
 {
 	struct flame *f = flame__new();
-	const char **frames = NULL;
 	char title[512], tmp[4096];
 	FILE *out;
-	int err = 0;
+	int err;
 
 	if (!f)
 		return -ENOMEM;
-	for (size_t i = 0; i < n && !err; i++) {
-		const char **nf = realloc(frames, (size_t)(st[i].nr + 1) * sizeof(*frames));
-
-		if (!nf) {
-			err = -ENOMEM;
-			break;
-		}
-		frames = nf;
-		for (int j = 0; j < st[i].nr; j++)
-			frames[j] = st[i].syms[st[i].nr - 1 - j];
-		err = flame__add(f, frames, st[i].nr, st[i].count);
-	}
-	free(frames);
+	err = fleet_output__flame(f, st, n);
 	snprintf(title, sizeof(title), "precord: %s%s%s%s%s", a->host ? "host " : "all hosts",
 		 a->host ? a->host : "", a->comm ? ", comm " : "", a->comm ? a->comm : "",
 		 a->since ? ", recent" : "");
@@ -511,7 +349,7 @@ int fleet_query_main(int argc, char **argv)
 	struct fleet_store s;
 	struct qargs a;
 	struct pbuf where = { 0 }, where_all = { 0 };
-	struct qstack *st = NULL;
+	struct fleet_qstack *st = NULL;
 	size_t n = 0;
 	time_t now = time(NULL);
 	int err = parse_args(argc, argv, &a);
@@ -538,12 +376,12 @@ int fleet_query_main(int argc, char **argv)
 	if (err)
 		goto out;
 	if (a.folded)
-		err = report_folded(st, n);
+		err = fleet_output__folded(stdout, st, n);
 	else if (a.svg)
 		err = report_flamegraph(&a, st, n);
 	else
-		err = report_top(&a, st, n);
-	free_stacks(st, n);
+		err = fleet_output__top(stdout, st, n, a.top, a.children);
+	fleet_answer__free(st, n);
 out:
 	if (err == -ENOMEM)
 		pr_err("query: out of memory");

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "fleet/fleet.h"
+#include "fleet/hash.h"
 #include "util/log.h"
 #include "util/printable.h"
 
@@ -28,10 +29,20 @@ static const char *const local_tables[][2] = {
 	  "weight UInt64, file_id UInt64, push_id UInt64) "
 	  "ENGINE = MergeTree PARTITION BY toYYYYMMDD(date) "
 	  "ORDER BY (host, window, comm, pid, stack_hash)" },
+	/* the stacks of precords before the SHA-256 keys: created for them
+	 * while a fleet upgrades, never read (docs/fleet.md, "Whose frames") */
 	{ "precord_stacks_local",
 	  "(date Date DEFAULT toDate(seen), seen DateTime, stack_hash UInt64, symbols Array(String), dsos Array(String), "
 	  "build_ids Array(String)) "
 	  "ENGINE = ReplacingMergeTree PARTITION BY toYYYYMMDD(date) ORDER BY stack_hash" },
+	/* whether a row's content is its key is part of the sort key: a row
+	 * another writer inserts under a key with other frames never folds
+	 * with (so never replaces) the row whose frames the key stands for */
+	{ "precord_stacks2_local",
+	  "(date Date DEFAULT toDate(seen), seen DateTime, stack_hash UInt64, symbols Array(String), dsos Array(String), "
+	  "build_ids Array(String)) "
+	  "ENGINE = ReplacingMergeTree PARTITION BY toYYYYMMDD(date) "
+	  "ORDER BY (stack_hash, stack_hash = " FLEET_STACK_KEY_SQL ")" },
 	{ "precord_files_local",
 	  "(date Date DEFAULT toDate(last), host String, file_id UInt64, push_id UInt64, name String, "
 	  "samples UInt64, weight UInt64, first DateTime, last DateTime, pushed_ns UInt64) "
@@ -43,6 +54,7 @@ static const char *const local_tables[][2] = {
 static const char *const dist_tables[][3] = {
 	{ "precord_samples", "precord_samples_local", "cityHash64(host)" },
 	{ "precord_stacks", "precord_stacks_local", "stack_hash" },
+	{ "precord_stacks2", "precord_stacks2_local", "stack_hash" },
 	{ "precord_files", "precord_files_local", "cityHash64(host)" },
 };
 
@@ -145,8 +157,16 @@ int fleet_store__open(struct fleet_store *s, const char *url, int attempts, char
 		snprintf(why, n, "%s", ch_conn__error(s->conn));
 		goto fail;
 	}
+	if (strstr((char *)out.data, "precord_samples_local\n") &&
+	    strstr((char *)out.data, "precord_files_local\n") &&
+	    !strstr((char *)out.data, "precord_stacks2_local\n")) {
+		snprintf(why, n, "%s has the tables of an older precord: run `precord fleet-schema %s [--cluster NAME]` again on every server (it adds precord_stacks2, whose stacks a query can verify; docs/fleet.md)",
+			 ch_conn__url(s->conn), ch_conn__url(s->conn));
+		err = -ENOENT;
+		goto fail;
+	}
 	if (!strstr((char *)out.data, "precord_samples_local\n") ||
-	    !strstr((char *)out.data, "precord_stacks_local\n") ||
+	    !strstr((char *)out.data, "precord_stacks2_local\n") ||
 	    !strstr((char *)out.data, "precord_files_local\n")) {
 		snprintf(why, n, "%s has no precord tables: create them with `precord fleet-schema %s [--cluster NAME]`",
 			 ch_conn__url(s->conn), ch_conn__url(s->conn));
@@ -154,10 +174,10 @@ int fleet_store__open(struct fleet_store *s, const char *url, int attempts, char
 		goto fail;
 	}
 	s->distributed = strstr((char *)out.data, "precord_samples\n") &&
-			 strstr((char *)out.data, "precord_stacks\n") &&
+			 strstr((char *)out.data, "precord_stacks2\n") &&
 			 strstr((char *)out.data, "precord_files\n");
 	s->samples = s->distributed ? "precord_samples" : "precord_samples_local";
-	s->stacks = s->distributed ? "precord_stacks" : "precord_stacks_local";
+	s->stacks = s->distributed ? "precord_stacks2" : "precord_stacks2_local";
 	s->files = s->distributed ? "precord_files" : "precord_files_local";
 	pbuf_free(&out);
 	return 0;

@@ -6,10 +6,13 @@
  *   precord_samples_local  one row per (host, 10 s window, cgroup, comm,
  *                          pid, leaf build-id, stack): count and weight,
  *                          and the (file_id, push_id) that inserted it
- *   precord_stacks_local   a stack once per day by its hash: symbols and
- *                          DSOs, leaf first (ReplacingMergeTree)
+ *   precord_stacks2_local  a stack once per day by its key (the SHA-256
+ *                          of its content, fleet/hash.h): symbols, DSOs
+ *                          and build-ids, leaf first (ReplacingMergeTree)
+ *   precord_stacks_local   the same under the old unverifiable hash, for
+ *                          precords before the keys; not read
  *   precord_files_local    one row per pushed file: the commit mark
- *   precord_samples, precord_stacks, precord_files
+ *   precord_samples, precord_stacks2, precord_stacks, precord_files
  *                          the Distributed tables over them (--cluster)
  *
  * A sample row counts only when its (host, file_id, push_id) is the first

@@ -45,18 +45,25 @@ void tsv_unescape(char *s)
 	*w = 0;
 }
 
-static int append(char ***arr, int *nr, const char *start, size_t len)
+/* One string of an array, its escapes undone, at (*arr)[*nr]; *cap grows
+ * by doubling. */
+static int append(char ***arr, int *nr, int *cap, const char *start, size_t len)
 {
-	char **na = realloc(*arr, (size_t)(*nr + 1) * sizeof(char *));
 	char *w;
 
-	if (!na)
-		return -ENOMEM;
-	*arr = na;
+	if (*nr == *cap) {
+		int ncap = *cap ? *cap * 2 : 8;
+		char **na = realloc(*arr, (size_t)ncap * sizeof(char *));
+
+		if (!na)
+			return -ENOMEM;
+		*arr = na;
+		*cap = ncap;
+	}
 	w = malloc(len + 1);
 	if (!w)
 		return -ENOMEM;
-	na[(*nr)++] = w;
+	(*arr)[(*nr)++] = w;
 	/* inside the quotes: a backslash escapes the next byte (TSV's own
 	 * escaping of the field and the quoted string's are the same here) */
 	for (size_t i = 0; i < len; i++) {
@@ -69,8 +76,10 @@ static int append(char ***arr, int *nr, const char *start, size_t len)
 	return 0;
 }
 
-int tsv_parse_array(const char *s, char ***out, int *nr)
+int tsv_parse_array(const char *s, int max, char ***out, int *nr, uint64_t *left_out)
 {
+	int cap = 0;
+
 	*out = NULL;
 	*nr = 0;
 	if (*s++ != '[')
@@ -82,7 +91,9 @@ int tsv_parse_array(const char *s, char ***out, int *nr)
 			s += (*s == '\\' && s[1]) ? 2 : 1;
 		if (*s != '\'')
 			return 0;
-		if (append(out, nr, start, (size_t)(s - start)))
+		if (*nr >= max)
+			(*left_out)++;
+		else if (append(out, nr, &cap, start, (size_t)(s - start)))
 			return -ENOMEM;
 		s++;
 		if (*s == ',')

@@ -1,0 +1,416 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Fuzz target for query's writers (user/fleet/output.c, flamegraph.c)
+ * given stacks of arbitrary name bytes, as any writer of the store can
+ * make them: --top, --folded and the flame graph's SVG must stay
+ * well-formed whatever the names hold.  Asserted:
+ *
+ *   top     valid UTF-8, no control character (C0 but '\n', DEL, C1), at
+ *           most N lines, each "PCT%  ..."
+ *   folded  exactly one line per stack with frames and samples, its count
+ *           last, one ';' between frames, no control character
+ *   SVG     valid UTF-8 without the characters XML 1.0 forbids, tags
+ *           balanced, attribute values quoted without '<', every '&' an
+ *           entity, nothing outside the root element but the prolog
+ *
+ * Input: byte 0 chooses the writer (bits 1-2: top, folded, SVG; one per
+ * input, three times the executions of all three), --children (bit 0)
+ * and N (bits 3-7); then stacks, each a byte of frame count (0..8), a
+ * count byte, and per frame a symbol and a DSO as a length byte and that
+ * many bytes (a NUL ends a name early, as in C).
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fleet/output.h"
+#include "util/log.h"
+
+#define MAX_STACKS	64
+
+/* The checks below read every byte of ~10 KB of output: without coverage
+ * instrumentation (clang's fuzzer build) they cost little next to the
+ * code under test, and add no feedback of their own. */
+#if defined(__clang__)
+#define NO_COV __attribute__((no_sanitize("coverage"), noinline))
+#else
+#define NO_COV
+#endif
+
+NO_COV static bool same(const char *a, const char *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return false;
+	return true;
+}
+
+struct in {
+	const uint8_t *p, *end;
+};
+
+static int take_byte(struct in *in)
+{
+	return in->p < in->end ? *in->p++ : -1;
+}
+
+static char *take_name(struct in *in, int max)
+{
+	int len = take_byte(in);
+	size_t n;
+	char *s;
+
+	if (len < 0)
+		return NULL;
+	n = (size_t)(len % max);
+	if (n > (size_t)(in->end - in->p))
+		n = (size_t)(in->end - in->p);
+	s = strndup((const char *)in->p, n);
+	in->p += n;
+	return s;
+}
+
+/*
+ * The checker's own UTF-8 decoder (an oracle independent of the code it
+ * checks, util/printable.c's): the code point at s (at most n bytes) when
+ * it is well-formed UTF-8 (no
+ * overlong form, surrogate or value past U+10FFFF), with its length in
+ * *len; -1 otherwise.
+ */
+NO_COV static long utf8_at(const unsigned char *s, size_t n, size_t *len)
+{
+	long cp;
+	size_t need;
+
+	if (s[0] < 0x80) {
+		*len = 1;
+		return s[0];
+	}
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		need = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		need = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		need = 4, cp = s[0] & 0x07;
+	else
+		return -1;
+	if (need > n)
+		return -1;
+	for (size_t i = 1; i < need; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return -1;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((need == 3 && cp < 0x800) || (need == 4 && cp < 0x10000) || cp > 0x10ffff ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return -1;
+	*len = need;
+	return cp;
+}
+
+/* Valid UTF-8; for a terminal (xml false) no C0 but '\n', no DEL or C1;
+ * for XML no C0 but '\t' '\n' '\r', no U+FFFE/U+FFFF. */
+NO_COV static void check_text(const char *text, size_t n, bool xml)
+{
+	const unsigned char *s = (const unsigned char *)text;
+
+	for (size_t i = 0, len; i < n; i += len) {
+		long cp;
+
+		if (s[i] >= 0x20 && s[i] < 0x7f) {
+			len = 1;
+			continue;
+		}
+		cp = utf8_at(s + i, n - i, &len);
+
+		if (cp < 0)
+			abort();
+		if (xml ? (cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r') ||
+				  cp == 0xfffe || cp == 0xffff
+			: (cp < 0x20 && cp != '\n') || (cp >= 0x7f && cp <= 0x9f))
+			abort();
+	}
+}
+
+NO_COV static void check_top(const char *text, size_t n, int top)
+{
+	int lines = 0;
+
+	check_text(text, n, false);
+	for (const char *l = text; l < text + n; lines++) {
+		const char *nl = memchr(l, '\n', (size_t)(text + n - l));
+		const char *pct;
+
+		if (!nl)
+			abort();	/* every line ends */
+		pct = memchr(l, '%', (size_t)(nl - l));
+		if (!pct || pct[1] != ' ' || pct[2] != ' ' || pct - l < 4 || pct[-3] != '.')
+			abort();
+		l = nl + 1;
+	}
+	if (lines > top)
+		abort();
+}
+
+NO_COV static void check_folded(const char *text, size_t n, const struct fleet_qstack *st, size_t nr)
+{
+	const char *l = text;
+
+	check_text(text, n, false);
+	for (size_t i = 0; i < nr; i++) {
+		const char *nl, *sp;
+		char want[32];
+		int semis = 0;
+
+		if (!st[i].nr || !st[i].count)
+			continue;
+		nl = memchr(l, '\n', (size_t)(text + n - l));
+		if (!nl)
+			abort();
+		for (const char *c = l; c < nl; c++)
+			semis += *c == ';';
+		/* the count after the last space; names' spaces stay, so the
+		 * last one is the separator */
+		sp = l;
+		for (const char *c = l; c < nl; c++)
+			if (*c == ' ')
+				sp = c;
+		snprintf(want, sizeof(want), " %llu", (unsigned long long)st[i].count);
+		if (semis != st[i].nr - 1 || (size_t)(nl - sp) != strlen(want) ||
+		    !same(sp, want, strlen(want)))
+			abort();
+		l = nl + 1;
+	}
+	if (l != text + n)
+		abort();	/* no line of its own */
+}
+
+NO_COV static bool name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '-' || c == ':' || c == '.';
+}
+
+/* An entity at s: &name; or &#digits; or &#xhex; */
+NO_COV static size_t entity_len(const char *s, const char *end)
+{
+	const char *c = s + 1;
+
+	if (c < end && *c == '#') {
+		c++;
+		if (c < end && *c == 'x')
+			c++;
+	}
+	while (c < end && (name_char(*c)))
+		c++;
+	return c < end && *c == ';' && c > s + 1 ? (size_t)(c - s + 1) : 0;
+}
+
+NO_COV static const char *skip_past(const char *s, const char *end, const char *what)
+{
+	size_t n = strlen(what);
+
+	for (; s + n <= end; s++)
+		if (same(s, what, n))
+			return s + n;
+	abort();
+}
+
+/* A small XML well-formedness check: enough to catch a name that breaks
+ * out of its text node or attribute. */
+NO_COV static void check_svg(const char *text, size_t n)
+{
+	const char *s = text, *end = text + n;
+	const char *stack[64];
+	size_t stack_len[64];
+	int depth = 0, roots = 0;
+
+	check_text(text, n, true);
+	while (s < end) {
+		if (*s == '&') {
+			size_t e = entity_len(s, end);
+
+			if (!e)
+				abort();
+			s += e;
+		} else if (*s != '<') {
+			/* text outside the root: white space only */
+			if (!depth && *s != '\n' && *s != ' ')
+				abort();
+			s++;
+		} else if (end - s >= 9 && same(s, "<![CDATA[", 9)) {
+			if (!depth)
+				abort();
+			s = skip_past(s + 9, end, "]]>");
+		} else if (end - s >= 4 && same(s, "<!--", 4)) {
+			s = skip_past(s + 4, end, "-->");
+		} else if (end - s >= 2 && s[1] == '?') {
+			if (s != text)
+				abort();	/* the declaration first only */
+			s = skip_past(s + 2, end, "?>");
+		} else if (end - s >= 2 && s[1] == '/') {
+			const char *name = s + 2, *c = name;
+
+			while (c < end && name_char(*c))
+				c++;
+			if (!depth || c >= end || *c != '>' || (size_t)(c - name) != stack_len[depth - 1] ||
+			    !same(name, stack[depth - 1], stack_len[depth - 1]))
+				abort();
+			depth--;
+			s = c + 1;
+		} else {
+			const char *name = s + 1, *c = name;
+			size_t name_len;
+
+			while (c < end && name_char(*c))
+				c++;
+			name_len = (size_t)(c - name);
+			if (!name_len)
+				abort();
+			/* attributes: name="value" with no '<' and entities only */
+			for (;;) {
+				while (c < end && (*c == ' ' || *c == '\n'))
+					c++;
+				if (c >= end)
+					abort();
+				if (*c == '>' || *c == '/')
+					break;
+				while (c < end && name_char(*c))
+					c++;
+				if (c + 1 >= end || c[0] != '=' || (c[1] != '"' && c[1] != '\''))
+					abort();
+				{
+					char q = c[1];
+
+					for (c += 2; c < end && *c != q; c++) {
+						if (*c == '<' || (*c == '&' && !entity_len(c, end)))
+							abort();
+					}
+					if (c >= end)
+						abort();
+					c++;
+				}
+			}
+			if (*c == '/') {
+				if (c + 1 >= end || c[1] != '>')
+					abort();
+				if (!depth)
+					roots++;
+				s = c + 2;
+			} else {
+				if (!depth)
+					roots++;
+				if (depth == 64)
+					abort();
+				stack[depth] = name;
+				stack_len[depth++] = name_len;
+				s = c + 1;
+			}
+		}
+	}
+	if (depth || roots != 1)
+		abort();
+}
+
+/*
+ * Outputs go to one static buffer (fmemopen): no allocation per input
+ * (fresh pages for every output cost more than the writers).  64 stacks
+ * of 8 frames of names under 48 bytes, each byte escaped to at most 6,
+ * make well under 1 MiB of SVG; a write past it fails the writer.
+ */
+static char text[2 << 20];
+
+static FILE *open_text(void)
+{
+	FILE *f = fmemopen(text, sizeof(text), "w");
+
+	if (!f)
+		abort();
+	return f;
+}
+
+static size_t close_text(FILE *f)
+{
+	long n = ftell(f);
+
+	if (n < 0 || fclose(f) || (size_t)n >= sizeof(text))
+		abort();
+	return (size_t)n;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct in in = { data, data + size };
+	struct fleet_qstack *st = calloc(MAX_STACKS, sizeof(*st));
+	size_t nr = 0, len;
+	char *title = NULL;
+	struct flame *f;
+	FILE *out;
+	int flags = take_byte(&in), top, writer;
+	bool children;
+
+	log_verbosity = -1;
+	if (!st)
+		abort();
+	if (flags < 0) {
+		free(st);
+		return 0;
+	}
+	children = flags & 1;
+	writer = (flags >> 1) & 3;
+	top = 1 + (flags >> 3);
+	while (nr < MAX_STACKS && in.p < in.end) {
+		struct fleet_qstack *q = &st[nr++];
+		int frames = take_byte(&in), count = take_byte(&in);
+
+		frames = frames < 0 ? 0 : frames % 9;
+		q->count = count < 0 ? 0 : (uint64_t)count;
+		q->weight = q->count * 1000;
+		q->syms = calloc((size_t)frames + 1, sizeof(char *));
+		q->dsos = calloc((size_t)frames + 1, sizeof(char *));
+		if (!q->syms || !q->dsos)
+			goto out;
+		for (int i = 0; i < frames; i++) {
+			char *sym = take_name(&in, 48), *dso = sym ? take_name(&in, 24) : NULL;
+
+			if (!sym || !dso) {
+				free(sym);
+				break;
+			}
+			q->syms[q->nr++] = sym;
+			q->dsos[q->nr_dsos++] = dso;
+		}
+		q->found = true;
+	}
+	if (nr && st[0].nr)
+		title = st[0].syms[0];
+
+	if (writer == 0 || writer == 3) {
+		out = open_text();
+		if (fleet_output__top(out, st, nr, top, children))
+			abort();
+		len = close_text(out);
+		check_top(text, len, top);
+	} else if (writer == 1) {
+		out = open_text();
+		if (fleet_output__folded(out, st, nr))
+			abort();
+		len = close_text(out);
+		check_folded(text, len, st, nr);
+	} else {
+		f = flame__new();
+		if (!f || fleet_output__flame(f, st, nr))
+			abort();
+		out = open_text();
+		if (flame__write_svg(f, out, title))
+			abort();
+		len = close_text(out);
+		flame__free(f);
+		check_svg(text, len);
+	}
+out:
+	fleet_answer__free(st, nr);
+	return 0;
+}
