@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/random.h>
 #include <time.h>
 
@@ -102,10 +103,16 @@ void rangemap__init(struct rangemap *m, const struct rangemap_ops *ops)
 	*m = (struct rangemap){ .ops = ops };
 }
 
+static void forget_recent(struct rangemap *m)
+{
+	memset(m->recent, 0, sizeof(m->recent));
+}
+
 void rangemap__clear(struct rangemap *m)
 {
 	release(m, m->root);
 	m->root = NULL;
+	forget_recent(m);
 }
 
 void rangemap__share(struct rangemap *dst, const struct rangemap *src)
@@ -241,6 +248,7 @@ int rangemap__insert(struct rangemap *m, uint64_t start, uint64_t end, uint64_t 
 			return -ENOMEM;
 		}
 	}
+	forget_recent(m);
 	split(m, m->root, start, &l, &r);
 	split(m, r, end, &mid, &r);
 	for (p = l; p && p->r; p = p->r)	/* on split's path: ours */
@@ -258,6 +266,13 @@ int rangemap__find(struct rangemap *m, uint64_t addr, struct rangemap_range *out
 {
 	const struct rangemap_node *t = m->root;
 
+	for (int i = 0; i < RANGEMAP_RECENT; i++) {
+		if (addr >= m->recent[i].start && addr < m->recent[i].end) {
+			*out = m->recent[i];
+			m->steps++;
+			return 1;
+		}
+	}
 	while (t) {
 		m->steps++;
 		if (addr < t->start) {
@@ -266,6 +281,7 @@ int rangemap__find(struct rangemap *m, uint64_t addr, struct rangemap_range *out
 			t = t->r;
 		} else {
 			*out = (struct rangemap_range){ t->start, t->end, t->off, t->val };
+			m->recent[m->next_recent++ % RANGEMAP_RECENT] = *out;
 			return 1;
 		}
 	}

@@ -31,18 +31,25 @@ struct rangemap_ops {
 	void *ctx;
 };
 
-struct rangemap {
-	struct rangemap_node *root;
-	const struct rangemap_ops *ops;		/* NULL: no callbacks */
-	uint64_t steps;		/* nodes visited so far: for tests of the cost */
-};
-
 /* One range as rangemap__find and rangemap__each give it.  off is the
  * value's offset at start (a file offset): a range cut at its front has
  * it advanced by what was cut. */
 struct rangemap_range {
 	uint64_t start, end, off;
 	uintptr_t val;
+};
+
+#define RANGEMAP_RECENT	4
+
+struct rangemap {
+	struct rangemap_node *root;
+	const struct rangemap_ops *ops;		/* NULL: no callbacks */
+	uint64_t steps;		/* nodes visited so far: for tests of the cost */
+	/* The ranges found last (end 0: none), looked at before the tree: a
+	 * process's samples fall in a few ranges, and a walk down the tree
+	 * is a cache miss a level with many processes.  Emptied by changes. */
+	struct rangemap_range recent[RANGEMAP_RECENT];
+	unsigned int next_recent;
 };
 
 void rangemap__init(struct rangemap *m, const struct rangemap_ops *ops);
