@@ -21,9 +21,13 @@
 #include "elf/buildid.h"
 #include "elf/headers.h"
 #include "perfdata/buildid_cache.h"
+#include "record/synth.h"
 #include "util/array.h"
+#include "util/buf.h"
+#include "util/keymap.h"
 #include "util/log.h"
 #include "util/printable.h"
+#include "util/rangemap.h"
 
 /*
  * Descriptors kept open for the build-id cache: half the RLIMIT_NOFILE
@@ -35,6 +39,15 @@
 #define DSO_FDS_MAX	65536
 #define E2BIG_WARN_MAX	5		/* then only counted */
 
+/*
+ * Mappings tracked per process (for build-ids and the DSOs samples hit):
+ * a hostile process can make mappings without end (mmap at a new address
+ * each time: munmap has no record), and a large JVM maps a few thousand.
+ * Past this many, a process's new mappings are counted, said once, and
+ * not tracked; their MMAP2 records still go into the file.
+ */
+#define DSO_MAPS_PER_PROC	65536
+
 struct dso {
 	char *name;
 	__u8 bid[20];
@@ -44,24 +57,33 @@ struct dso {
 	dev_t dev;		/* of fd, to skip re-reading the same file */
 	ino_t ino;
 	bool private_path;	/* a directory on its path is closed to others */
-};
-
-struct pmap {
-	__u64 start, end;
-	int dso;
+	__u64 fd_time;		/* when fd was kept (CLOCK_MONOTONIC) */
+	__u32 fd_epoch;		/* changes with fd: by_file entries before are stale */
+	size_t ranges;		/* mapped ranges naming it, in all processes */
 };
 
 struct pmaps {
 	__u32 pid;
-	struct pmap *m;
-	size_t n, cap;
+	struct rangemap m;	/* values: indices in dsos */
+	__u64 over;		/* mappings past the cap, not tracked */
 };
 
 struct dso_table {
 	struct dso *dsos;
 	size_t nr, cap;
+	size_t *free_idx;	/* unused entries of dsos */
+	size_t nr_free, free_cap;
+	struct keymap by_name;	/* name, build-id → index */
+	struct keymap by_file;	/* name, kernel's file id → index, epoch */
+	struct keymap by_inode;	/* name, fd's device and inode → index */
+	struct pbuf key;	/* scratch for the keys */
+	__u64 bid_bytes;	/* dso_table__build_id_bytes */
 	struct pmaps **procs;	/* open addressing, pid keyed */
 	size_t procs_cap, procs_nr;
+	struct rangemap_ops ops;
+	size_t max_maps;	/* per process */
+	__u64 maps_over;	/* mappings past it, in all */
+	__u32 procs_over;	/* processes that had some */
 	int open_fds, max_fds;
 	unsigned int too_big;	/* ELF files refused for their counts */
 	bool kernel_hit;
@@ -70,6 +92,17 @@ struct dso_table {
 	struct dso_mmap_observer obs;
 };
 
+/* A range of a process's map names (holds) or stops naming a DSO. */
+static void dso_hold(void *ctx, uintptr_t idx)
+{
+	((struct dso_table *)ctx)->dsos[idx].ranges++;
+}
+
+static void dso_drop(void *ctx, uintptr_t idx)
+{
+	((struct dso_table *)ctx)->dsos[idx].ranges--;
+}
+
 struct dso_table *dso_table__new(void)
 {
 	struct dso_table *dt = calloc(1, sizeof(struct dso_table));
@@ -77,6 +110,8 @@ struct dso_table *dso_table__new(void)
 
 	if (!dt)
 		return NULL;
+	dt->ops = (struct rangemap_ops){ dso_hold, dso_drop, dt };
+	dt->max_maps = DSO_MAPS_PER_PROC;
 	dt->max_fds = 512;
 	if (!getrlimit(RLIMIT_NOFILE, &rl))
 		dt->max_fds = rl.rlim_cur / 2 < DSO_FDS_MAX ? (int)(rl.rlim_cur / 2) : DSO_FDS_MAX;
@@ -94,19 +129,24 @@ void dso_table__free(struct dso_table *dt)
 
 	if (!dt)
 		return;
+	for (i = 0; i < dt->procs_cap; i++) {	/* first: they count on dsos */
+		if (dt->procs[i]) {
+			rangemap__clear(&dt->procs[i]->m);
+			free(dt->procs[i]);
+		}
+	}
 	for (i = 0; i < dt->nr; i++) {
 		free(dt->dsos[i].name);
 		if (dt->dsos[i].fd >= 0)
 			close(dt->dsos[i].fd);
 	}
-	for (i = 0; i < dt->procs_cap; i++) {
-		if (dt->procs[i]) {
-			free(dt->procs[i]->m);
-			free(dt->procs[i]);
-		}
-	}
 	free(dt->procs);
 	free(dt->dsos);
+	free(dt->free_idx);
+	keymap_free(&dt->by_name);
+	keymap_free(&dt->by_file);
+	keymap_free(&dt->by_inode);
+	pbuf_free(&dt->key);
 	free(dt->out);
 	free(dt);
 }
@@ -149,32 +189,128 @@ static struct pmaps *proc_get(struct dso_table *dt, __u32 pid, bool create)
 	if (!*slot)
 		return NULL;
 	(*slot)->pid = pid;
+	rangemap__init(&(*slot)->m, &dt->ops);
 	dt->procs_nr++;
 	return *slot;
 }
 
+/* The keymaps' keys: name and its NUL, then n bytes of rest.  NULL: no
+ * memory. */
+static const void *make_key(struct dso_table *dt, const char *name, const void *rest, size_t n)
+{
+	pbuf_reset(&dt->key);
+	pbuf_put(&dt->key, name, strlen(name) + 1);
+	pbuf_put(&dt->key, rest, n);
+	return dt->key.err ? NULL : dt->key.data;
+}
+
+static const void *name_key(struct dso_table *dt, const char *name, const __u8 *bid,
+			    __u8 bid_size)
+{
+	__u8 b[21] = { bid_size };
+
+	memcpy(b + 1, bid, bid_size);
+	return make_key(dt, name, b, (size_t)bid_size + 1);
+}
+
+/* The mapped file as the kernel's record named it: device, inode and its
+ * generation. */
+static void fid_key(const struct dso_file_id *id, __u64 k[3])
+{
+	k[0] = (__u64)id->maj << 32 | id->min;
+	k[1] = id->ino;
+	k[2] = id->has_generation ? id->ino_generation : ~0ull;
+}
+
+static const void *inode_key(struct dso_table *dt, const char *name, dev_t dev, ino_t ino)
+{
+	__u64 k[2] = { dev, ino };
+
+	return make_key(dt, name, k, sizeof(k));
+}
+
+/* The index a keymap gives for the current key, or -1. */
+static long key_get(const struct dso_table *dt, const struct keymap *km, const void *key)
+{
+	const uint64_t *v = key ? keymap_get(km, key, dt->key.len) : NULL;
+
+	return v && *v < dt->nr && dt->dsos[*v].name ? (long)*v : -1;
+}
+
+static void key_put(struct dso_table *dt, struct keymap *km, const void *key, size_t idx)
+{
+	uint64_t *v = key ? keymap_put(km, key, dt->key.len, NULL) : NULL;
+
+	if (v)
+		*v = idx;	/* no memory: only found the slow way later */
+}
+
+/* A DSO keeps fd (its file's status st). */
+static void dso_keep_fd(struct dso_table *dt, size_t idx, int fd, const struct stat *st)
+{
+	struct dso *d = &dt->dsos[idx];
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	d->fd = fd;
+	d->dev = st->st_dev;
+	d->ino = st->st_ino;
+	d->fd_time = (__u64)now.tv_sec * 1000000000ull + (__u64)now.tv_nsec;
+	d->fd_epoch++;
+	if (st->st_ino)
+		key_put(dt, &dt->by_inode, inode_key(dt, d->name, d->dev, d->ino), idx);
+	dt->open_fds++;
+}
+
+/*
+ * A mapping of name with id was found (opened with reopen_checked's
+ * checks) to be the file DSO idx keeps open.  While that descriptor is
+ * open its inode cannot be freed nor its number reused: a mapping with the
+ * same id made since the DSO kept it is of that file too.
+ */
+static void dso_learn_file(struct dso_table *dt, size_t idx, const struct dso_file_id *id)
+{
+	const struct dso *d = &dt->dsos[idx];
+	__u64 k[3];
+	uint64_t *v;
+
+	if (!id || !id->ino)
+		return;
+	fid_key(id, k);
+	v = make_key(dt, d->name, k, sizeof(k)) ?
+	    keymap_put(&dt->by_file, dt->key.data, dt->key.len, NULL) : NULL;
+	if (v)
+		*v = (uint64_t)d->fd_epoch << 32 | idx;
+}
+
+static __u64 entry_bytes(const char *name)
+{
+	return perfdata_build_id_entry_size(&(struct perfdata_build_id){ .filename = name });
+}
+
+/* The DSO of name and build-id, added if new: by hash, not by a scan of
+ * them all (a process mapping 20,000 files made that quadratic). */
 static int dso_find_or_add(struct dso_table *dt, const char *name, const __u8 *bid,
 			   __u8 bid_size)
 {
-	size_t i;
+	const void *key = name_key(dt, name, bid, bid_size);
+	long found = key_get(dt, &dt->by_name, key);
+	size_t slot;
 	struct dso *d;
 
-	size_t free_slot = dt->nr;
-
-	for (i = 0; i < dt->nr; i++) {
-		d = &dt->dsos[i];
-		if (!d->name) {
-			free_slot = free_slot < dt->nr ? free_slot : i;
-			continue;
-		}
-		if (strcmp(d->name, name))
-			continue;
-		if (d->bid_size == bid_size && !memcmp(d->bid, bid, bid_size))
-			return (int)i;
-	}
-	if (free_slot == dt->nr && ARRAY_GROW(dt->dsos, dt->cap, dt->nr + 1))
+	if (found >= 0 && !strcmp(dt->dsos[found].name, name) &&
+	    dt->dsos[found].bid_size == bid_size && !memcmp(dt->dsos[found].bid, bid, bid_size))
+		return (int)found;
+	if (!key)
 		return -ENOMEM;
-	d = &dt->dsos[free_slot];
+	if (dt->nr_free) {
+		slot = dt->free_idx[dt->nr_free - 1];
+	} else {
+		if (dt->nr >= INT_MAX || ARRAY_GROW(dt->dsos, dt->cap, dt->nr + 1))
+			return -ENOMEM;
+		slot = dt->nr;
+	}
+	d = &dt->dsos[slot];
 	memset(d, 0, sizeof(*d));
 	d->name = strdup(name);
 	if (!d->name)
@@ -182,52 +318,13 @@ static int dso_find_or_add(struct dso_table *dt, const char *name, const __u8 *b
 	memcpy(d->bid, bid, bid_size);
 	d->bid_size = bid_size;
 	d->fd = -1;
-	if (free_slot == dt->nr)
+	if (slot == dt->nr)
 		dt->nr++;
-	return (int)free_slot;
-}
-
-/*
- * Insert [start,end) → dso; a later mapping replaces what it overlaps.
- * p->m is sorted and without overlaps, so the new range goes in at its
- * place as the rest is copied (a qsort of the whole array for each
- * mapping was 15% of the loop's CPU time with -a beside process churn).
- */
-static int pmaps_insert(struct pmaps *p, __u64 start, __u64 end, int dso)
-{
-	struct pmap *n = malloc((p->n * 2 + 1) * sizeof(*n)), new = { start, end, dso };
-	size_t i, w = 0;
-	bool put = false;
-
-	if (!n)
-		return -ENOMEM;
-	for (i = 0; i < p->n; i++) {
-		struct pmap m = p->m[i];
-
-		if (m.end <= start) {
-			n[w++] = m;
-			continue;
-		}
-		if (m.start >= end) {
-			if (!put)
-				n[w++] = new, put = true;
-			n[w++] = m;
-			continue;
-		}
-		if (m.start < start)
-			n[w++] = (struct pmap){ m.start, start, m.dso };
-		if (m.end > end) {
-			if (!put)
-				n[w++] = new, put = true;
-			n[w++] = (struct pmap){ end, m.end, m.dso };
-		}
-	}
-	if (!put)
-		n[w++] = new;
-	free(p->m);
-	p->m = n;
-	p->n = p->cap = w;
-	return 0;
+	else
+		dt->nr_free--;
+	dt->bid_bytes += entry_bytes(name);
+	key_put(dt, &dt->by_name, name_key(dt, name, bid, bid_size), slot);
+	return (int)slot;
 }
 
 /*
@@ -439,16 +536,58 @@ static int read_build_id(struct dso_table *dt, int fd, const char *name, __u8 *b
 }
 
 /* A DSO already read from the same file (same path, device and inode). */
-static const struct dso *dso_by_inode(const struct dso_table *dt, const char *name,
+static const struct dso *dso_by_inode(struct dso_table *dt, const char *name,
 				      dev_t dev, ino_t ino)
 {
-	for (size_t i = 0; i < dt->nr; i++) {
-		const struct dso *d = &dt->dsos[i];
+	long i = key_get(dt, &dt->by_inode, inode_key(dt, name, dev, ino));
+	const struct dso *d = i >= 0 ? &dt->dsos[i] : NULL;
 
-		if (d->fd >= 0 && d->name && d->ino == ino && d->dev == dev && !strcmp(d->name, name))
-			return d;
+	return d && d->fd >= 0 && d->ino == ino && d->dev == dev && !strcmp(d->name, name) ?
+	       d : NULL;
+}
+
+/*
+ * A DSO holding open the file a mapping of name with id names (see
+ * fid_key), its build-id bid if the kernel gave one: -1 if none.  A
+ * mapping made before the DSO's file is known to have had that inode
+ * number is not taken for it (the number may then have been another
+ * file's): reopen_checked decides for it.
+ */
+static long dso_by_file(struct dso_table *dt, const char *name, const struct dso_file_id *id,
+			const __u8 *bid, __u8 bid_size)
+{
+	const uint64_t *v;
+	const struct dso *d;
+	__u64 k[3];
+	size_t i;
+
+	if (!id || !id->ino)
+		return -1;
+	fid_key(id, k);
+	v = make_key(dt, name, k, sizeof(k)) ? keymap_get(&dt->by_file, dt->key.data, dt->key.len) :
+	    NULL;
+	if (!v || (i = (__u32)*v) >= dt->nr)
+		return -1;
+	d = &dt->dsos[i];
+	if (!d->name || d->fd < 0 || d->fd_epoch != (__u32)(*v >> 32) || strcmp(d->name, name) ||
+	    (id->time && id->time < d->fd_time) ||
+	    (bid_size && (bid_size != d->bid_size || memcmp(bid, d->bid, bid_size))))
+		return -1;
+	return (long)i;
+}
+
+/* A mapping past the cap: counted, said once per process. */
+static void over_cap(struct dso_table *dt, struct pmaps *p)
+{
+	char comm[32], shown[PRINTABLE_MAX];
+
+	if (!p->over++) {
+		dt->procs_over++;
+		proc_comm(p->pid, comm, sizeof(comm));
+		pr_warn("PID %u (%s) has more than %zu mappings: the ones past it are not tracked for build-ids and sampled DSOs (their records are kept)",
+			p->pid, printable(shown, sizeof(shown), comm), dt->max_maps);
 	}
-	return NULL;
+	dt->maps_over++;
 }
 
 int dso_table__mmap(struct dso_table *dt, __u32 pid, __u64 start, __u64 len,
@@ -459,9 +598,30 @@ int dso_table__mmap(struct dso_table *dt, __u32 pid, __u64 start, __u64 len,
 	bool file = name[0] == '/';
 	struct stat st = { 0 };
 	int idx, fd = -1;
+	long known;
 
 	if (!p)
 		return -ENOMEM;
+	if (!len || start + len < start)
+		return -EINVAL;
+	if (rangemap__count(&p->m) >= dt->max_maps) {
+		over_cap(dt, p);
+		/* what it covers is not what it was any more */
+		return rangemap__insert(&p->m, start, start + len, 0, 0, dt->max_maps) < 0 ?
+		       -ENOMEM : 0;
+	}
+	/* The same file mapped again (a library's segments, a process's
+	 * mappings one page at a time): known without opening it again. */
+	known = file ? dso_by_file(dt, name, id, bid, *bid_size) : -1;
+	if (known >= 0) {
+		memcpy(bid, dt->dsos[known].bid, dt->dsos[known].bid_size);
+		*bid_size = dt->dsos[known].bid_size;
+		if (dt->obs.mapped)
+			dt->obs.mapped(dt->obs.ctx, pid, start, len, id->pgoff,
+				       dt->dsos[known].fd, name, bid, *bid_size);
+		return rangemap__insert(&p->m, start, start + len, id->pgoff, (uintptr_t)known,
+					dt->max_maps) < 0 ? -ENOMEM : 0;
+	}
 	if (file && (!*bid_size || dt->open_fds < dt->max_fds))
 		fd = open_mapped_retry(dt, pid, start, len, name, id);
 	if (fd >= 0 && fstat(fd, &st))
@@ -484,17 +644,20 @@ int dso_table__mmap(struct dso_table *dt, __u32 pid, __u64 start, __u64 len,
 		return idx;
 	}
 	if (fd >= 0 && dt->dsos[idx].fd < 0 && dt->open_fds < dt->max_fds) {
-		dt->dsos[idx].fd = fd;
-		dt->dsos[idx].dev = st.st_dev;
-		dt->dsos[idx].ino = st.st_ino;
+		dso_keep_fd(dt, (size_t)idx, fd, &st);
 		dt->dsos[idx].private_path = !path_public(pid, name);
-		dt->open_fds++;
 	} else if (fd >= 0) {
 		close(fd);
 	}
-	return pmaps_insert(p, start, start + len, idx);
+	if (fd >= 0 && dt->dsos[idx].fd >= 0 && st.st_ino && dt->dsos[idx].ino == st.st_ino &&
+	    dt->dsos[idx].dev == st.st_dev)
+		dso_learn_file(dt, (size_t)idx, id);
+	return rangemap__insert(&p->m, start, start + len, id ? id->pgoff : 0, (uintptr_t)idx,
+				dt->max_maps) < 0 ? -ENOMEM : 0;
 }
 
+/* The child shares the parent's map (its nodes copied as either changes
+ * them): O(1), however many mappings and forks. */
 void dso_table__fork(struct dso_table *dt, __u32 ppid, __u32 pid)
 {
 	struct pmaps *pp = proc_get(dt, ppid, false), *c;
@@ -503,13 +666,9 @@ void dso_table__fork(struct dso_table *dt, __u32 ppid, __u32 pid)
 		return;
 	c = proc_get(dt, pid, true);
 	pp = proc_get(dt, ppid, false);	/* the table may have grown */
-	if (!c || !pp || c->n)
+	if (!c || !pp || rangemap__count(&c->m))
 		return;
-	c->m = malloc((pp->n ? pp->n : 1) * sizeof(*c->m));
-	if (!c->m)
-		return;
-	memcpy(c->m, pp->m, pp->n * sizeof(*c->m));
-	c->n = c->cap = pp->n;
+	rangemap__share(&c->m, &pp->m);
 }
 
 void dso_table__forget(struct dso_table *dt, __u32 pid)
@@ -521,7 +680,7 @@ void dso_table__forget(struct dso_table *dt, __u32 pid)
 	i = (size_t)(proc_slot(dt, pid) - dt->procs);
 	if (!dt->procs[i])
 		return;
-	free(dt->procs[i]->m);
+	rangemap__clear(&dt->procs[i]->m);
 	free(dt->procs[i]);
 	dt->procs[i] = NULL;
 	dt->procs_nr--;
@@ -534,20 +693,35 @@ void dso_table__forget(struct dso_table *dt, __u32 pid)
 	}
 }
 
-void dso_table__new_file(struct dso_table *dt)
+/* The keymaps and the free list anew, for the DSOs left (by_file is
+ * learnt again as mappings come). */
+static void reindex(struct dso_table *dt)
 {
-	bool *used = calloc(dt->nr ? dt->nr : 1, sizeof(*used));
-
-	for (size_t i = 0; used && i < dt->procs_cap; i++) {
-		const struct pmaps *p = dt->procs[i];
-
-		for (size_t k = 0; p && k < p->n; k++)
-			used[p->m[k].dso] = true;
-	}
+	keymap_free(&dt->by_name);
+	keymap_free(&dt->by_file);
+	keymap_free(&dt->by_inode);
+	dt->nr_free = 0;
 	for (size_t i = 0; i < dt->nr; i++) {
 		struct dso *d = &dt->dsos[i];
 
-		if (used && !used[i] && d->name) {
+		if (!d->name) {
+			if (!ARRAY_GROW(dt->free_idx, dt->free_cap, dt->nr_free + 1))
+				dt->free_idx[dt->nr_free++] = i;
+			continue;
+		}
+		key_put(dt, &dt->by_name, name_key(dt, d->name, d->bid, d->bid_size), i);
+		if (d->fd >= 0 && d->ino)
+			key_put(dt, &dt->by_inode, inode_key(dt, d->name, d->dev, d->ino), i);
+	}
+}
+
+void dso_table__new_file(struct dso_table *dt)
+{
+	for (size_t i = 0; i < dt->nr; i++) {
+		struct dso *d = &dt->dsos[i];
+
+		if (!d->ranges && d->name) {
+			dt->bid_bytes -= entry_bytes(d->name);
 			free(d->name);
 			d->name = NULL;
 			if (d->fd >= 0) {
@@ -561,29 +735,16 @@ void dso_table__new_file(struct dso_table *dt)
 	while (dt->nr && !dt->dsos[dt->nr - 1].name)
 		dt->nr--;
 	dt->kernel_hit = false;
-	free(used);
+	reindex(dt);
 }
 
 void dso_table__hit(struct dso_table *dt, __u32 pid, __u64 ip)
 {
 	struct pmaps *p = proc_get(dt, pid, false);
-	size_t lo = 0, hi;
+	struct rangemap_range r;
 
-	if (!p)
-		return;
-	hi = p->n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (ip < p->m[mid].start)
-			hi = mid;
-		else if (ip >= p->m[mid].end)
-			lo = mid + 1;
-		else {
-			dt->dsos[p->m[mid].dso].hit = true;
-			return;
-		}
-	}
+	if (p && rangemap__find(&p->m, ip, &r))
+		dt->dsos[r.val].hit = true;
 }
 
 void dso_table__kernel_hit(struct dso_table *dt)
@@ -688,16 +849,28 @@ int dso_table__finish(struct dso_table *dt, const char *cache_dir, bool kernel,
 	return 0;
 }
 
+/* Kept as DSOs come and go: this is asked at every round of the loop. */
 __u64 dso_table__build_id_bytes(const struct dso_table *dt)
 {
-	struct perfdata_build_id b = { .filename = "[kernel.kallsyms]" };
-	__u64 n = 2 * perfdata_build_id_entry_size(&b);	/* the kernel, [vdso] */
+	return 2 * entry_bytes("[kernel.kallsyms]") + dt->bid_bytes;	/* and [vdso] */
+}
 
-	for (size_t i = 0; i < dt->nr; i++) {
-		if (!dt->dsos[i].name)
-			continue;
-		b.filename = dt->dsos[i].name;
-		n += perfdata_build_id_entry_size(&b);
+struct dso_table_stats dso_table__stats(const struct dso_table *dt)
+{
+	struct dso_table_stats st = { .maps_over = dt->maps_over, .procs_over = dt->procs_over };
+
+	for (size_t i = 0; i < dt->procs_cap; i++) {
+		if (dt->procs[i]) {
+			st.maps += rangemap__count(&dt->procs[i]->m);
+			st.steps += dt->procs[i]->m.steps;
+		}
 	}
-	return n;
+	return st;
+}
+
+void dso_table__print_stats(const struct dso_table *dt)
+{
+	if (dt && dt->maps_over)
+		pr_warn("%llu mappings of %u processes past %zu per process were not tracked for build-ids and the build-id cache (their MMAP2 records are in the file)",
+			(unsigned long long)dt->maps_over, dt->procs_over, dt->max_maps);
 }

@@ -58,7 +58,16 @@ void dso_table__set_observer(struct dso_table *dt, const struct dso_mmap_observe
 int dso_table__mmap(struct dso_table *dt, __u32 pid, __u64 start, __u64 len,
 		    const char *name, const struct dso_file_id *id,
 		    __u8 *bid, __u8 *bid_size);
-/* A new process pid, forked from ppid: it starts with its parent's maps. */
+/*
+ * A process's mappings are tracked up to 65536 (DSO_MAPS_PER_PROC); past
+ * that its new ones are counted (said once per process, with its pid and
+ * name) and not tracked: no build-id read, no hit.  Each call costs
+ * O(log n) in the process's mappings (amortized: a mapping removes at most
+ * what earlier ones added), plus opening the file the first time it is
+ * seen.
+ */
+/* A new process pid, forked from ppid: it starts with its parent's maps
+ * (shared, O(1)). */
 void dso_table__fork(struct dso_table *dt, __u32 ppid, __u32 pid);
 /* Process pid is gone (collected after its last samples were written):
  * its maps are freed. */
@@ -85,5 +94,15 @@ int dso_table__add_build_id(struct dso_table *dt, const char *name,
 /* Bytes the BUILD_ID entries of the DSOs known so far may take (an upper
  * bound: every DSO counted, the kernel and [vdso] included). */
 __u64 dso_table__build_id_bytes(const struct dso_table *dt);
+
+struct dso_table_stats {
+	__u64 maps_over;	/* mappings past the per-process cap */
+	__u32 procs_over;	/* processes that made some */
+	size_t maps;		/* tracked, in all processes */
+	__u64 steps;		/* their maps' nodes visited so far: for tests */
+};
+struct dso_table_stats dso_table__stats(const struct dso_table *dt);
+/* The mappings past the per-process cap, if any: one warning. */
+void dso_table__print_stats(const struct dso_table *dt);
 
 #endif

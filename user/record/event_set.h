@@ -44,6 +44,10 @@ __u64 event_set__lost_id(const struct event_set *es);
  * per CPU, and a FORK on one CPU with the child's exec MMAP2s on another
  * would otherwise arrive child first.  0 or fn's -errno.
  */
+/* The side-band rings and their descriptors (i < nr), for poll: each is
+ * readable once a wakeup's worth is in its ring. */
+int event_set__sideband_nr(const struct event_set *es);
+int event_set__sideband_fd(const struct event_set *es, int i);
 int event_set__drain_sideband(struct event_set *es, sb_record_fn fn, void *ctx);
 /* Stop sampling (which ends the side-band); what the rings hold stays
  * readable until event_set__free. */

@@ -9,13 +9,9 @@
 #include "precord/perf_file.h"
 #include "perfdata/record.h"
 #include "util/array.h"
+#include "util/rangemap.h"
 
-/*
- * A hostile process can make mappings without end (mmap at a new address
- * each time, never unmapped): past this many per process the oldest go
- * first.  A large JVM maps a few thousand.
- */
-#define PROC_MAX_MAPS	65536
+#define PROC_MAX_MAPS	PROC_STATE_MAX_MAPS
 #define PROC_MAX_THREADS 65536
 
 struct thread {
@@ -23,13 +19,20 @@ struct thread {
 	char comm[16];
 };
 
+/* One MMAP2 record as it came (filename malloc'd), shared by the ranges
+ * left of it in every process that has it (forks, cuts): reference
+ * counted by the range map.  The ranges say start, len and pgoff. */
+struct map_rec {
+	struct perfdata_mmap2 m;
+	size_t ref;
+};
+
 struct proc {
 	__u32 pid;
 	__u64 exit_time;		/* 0: alive */
 	struct thread *threads;
 	size_t nr_threads, cap_threads;
-	struct perfdata_mmap2 *maps;	/* filename malloc'd; by insertion */
-	size_t nr_maps, cap_maps;
+	struct rangemap maps;		/* values: struct map_rec * */
 };
 
 struct proc_state {
@@ -37,7 +40,27 @@ struct proc_state {
 	struct proc **slots;		/* open addressing by pid, linear probing */
 	size_t cap, nr;
 	struct pbuf scratch;
+	__u64 maps_over;		/* mappings past PROC_MAX_MAPS */
 };
+
+static void rec_hold(void *ctx, uintptr_t v)
+{
+	(void)ctx;
+	((struct map_rec *)v)->ref++;
+}
+
+static void rec_drop(void *ctx, uintptr_t v)
+{
+	struct map_rec *r = (struct map_rec *)v;
+
+	(void)ctx;
+	if (!--r->ref) {
+		free((char *)r->m.filename);
+		free(r);
+	}
+}
+
+static const struct rangemap_ops rec_ops = { rec_hold, rec_drop, NULL };
 
 struct proc_state *proc_state__new(__u64 id_type)
 {
@@ -52,9 +75,7 @@ static void proc_free(struct proc *p)
 {
 	if (!p)
 		return;
-	for (size_t i = 0; i < p->nr_maps; i++)
-		free((char *)p->maps[i].filename);
-	free(p->maps);
+	rangemap__clear(&p->maps);
 	free(p->threads);
 	free(p);
 }
@@ -114,6 +135,7 @@ static struct proc *proc_new(struct proc_state *ps, __u32 pid)
 	if (!p)
 		return NULL;
 	p->pid = pid;
+	rangemap__init(&p->maps, &rec_ops);
 	i = slot_of(ps, pid);
 	if (ps->slots[i])
 		proc_free(ps->slots[i]);
@@ -186,63 +208,31 @@ static void thread_del(struct proc *p, __u32 tid)
 		*t = p->threads[--p->nr_threads];
 }
 
-static void maps_clear(struct proc *p)
-{
-	for (size_t i = 0; i < p->nr_maps; i++)
-		free((char *)p->maps[i].filename);
-	p->nr_maps = 0;
-}
-
-static int map_push(struct proc *p, const struct perfdata_mmap2 *m)
-{
-	struct perfdata_mmap2 *n;
-	char *name = strdup(m->filename);
-
-	if (!name || ARRAY_GROW(p->maps, p->cap_maps, p->nr_maps + 1)) {
-		free(name);
-		return -ENOMEM;
-	}
-	n = &p->maps[p->nr_maps++];
-	*n = *m;
-	n->filename = name;
-	return 0;
-}
-
 /*
- * [start, end) is mapped anew: what it covers of older mappings goes
- * (mmap over a range replaces it; munmap has no record, so this is also
- * how unmapped ranges leave once reused).
+ * [start, start + len) is mapped anew: it replaces what it covers of older
+ * mappings (mmap over a range replaces it; munmap has no record, so this
+ * is also how unmapped ranges leave once reused).  O(log n).
  */
-static int maps_cut(struct proc *p, __u64 start, __u64 end)
+static int map_put(struct proc_state *ps, struct proc *p, const struct perfdata_mmap2 *m)
 {
-	for (size_t i = 0; i < p->nr_maps; i++) {
-		struct perfdata_mmap2 *m = &p->maps[i];
-		__u64 ms = m->start, me = m->start + m->len;
+	struct map_rec *r = malloc(sizeof(*r));
+	int err = -ENOMEM;
 
-		if (me <= start || ms >= end)
-			continue;
-		if (ms < start && me > end) {		/* a hole in the middle */
-			struct perfdata_mmap2 right = *m;
-
-			right.start = end;
-			right.len = me - end;
-			right.pgoff += end - ms;
-			m->len = start - ms;
-			return map_push(p, &right);	/* m may have moved */
-		}
-		if (ms < start) {
-			m->len = start - ms;
-		} else if (me > end) {
-			m->pgoff += end - ms;
-			m->start = end;
-			m->len = me - end;
-		} else {
-			free((char *)m->filename);
-			*m = p->maps[--p->nr_maps];
-			i--;
-		}
+	if (!r)
+		return -ENOMEM;
+	r->m = *m;
+	r->ref = 0;
+	r->m.filename = strdup(m->filename);
+	if (r->m.filename)
+		err = rangemap__insert(&p->maps, m->start, m->start + m->len, m->pgoff,
+				       (uintptr_t)r, PROC_MAX_MAPS);
+	if (err == 1)
+		ps->maps_over++;
+	if (!r->ref) {			/* not kept */
+		free((char *)r->m.filename);
+		free(r);
 	}
-	return 0;
+	return err < 0 ? err : 0;
 }
 
 static int on_mmap2(struct proc_state *ps, const struct perf_event_header *h)
@@ -252,7 +242,6 @@ static int on_mmap2(struct proc_state *ps, const struct perf_event_header *h)
 	struct perfdata_mmap2 m = { .misc = h->misc };
 	size_t fixed = sizeof(*h) + 64, max;
 	struct proc *p;
-	int err;
 
 	if (perfdata_sample_id_parse(ps->id_type, h, fixed, &sid))
 		return 0;
@@ -278,14 +267,7 @@ static int on_mmap2(struct proc_state *ps, const struct perf_event_header *h)
 	if (!m.len || m.start + m.len < m.start || !memchr(m.filename, 0, max))
 		return 0;
 	p = proc_get(ps, m.pid);
-	if (!p)
-		return -ENOMEM;
-	err = maps_cut(p, m.start, m.start + m.len);
-	if (!err && p->nr_maps >= PROC_MAX_MAPS) {
-		free((char *)p->maps[0].filename);
-		memmove(p->maps, p->maps + 1, --p->nr_maps * sizeof(*p->maps));
-	}
-	return err ? err : map_push(p, &m);
+	return p ? map_put(ps, p, &m) : -ENOMEM;
 }
 
 static int on_comm(struct proc_state *ps, const struct perf_event_header *h)
@@ -307,19 +289,18 @@ static int on_comm(struct proc_state *ps, const struct perf_event_header *h)
 	if (!p)
 		return -ENOMEM;
 	if (h->misc & PERF_RECORD_MISC_COMM_EXEC)
-		maps_clear(p);		/* exec: a new address space */
+		rangemap__clear(&p->maps);	/* exec: a new address space */
 	p->exit_time = 0;
 	return thread_set(p, tid, (const char *)b + 8);
 }
 
 /* FORK: a new thread takes its creator's name; a new process also its
- * parent's mappings (fork copies the address space). */
+ * parent's mappings (fork copies the address space): shared, O(1). */
 static int on_task_fork(struct proc_state *ps, __u32 pid, __u32 ppid, __u32 tid, __u32 ptid)
 {
 	struct proc *parent = proc_find(ps, ppid), *p;
 	const struct thread *pt = parent ? thread_find(parent, ptid) : NULL;
 	char comm[16] = "";
-	int err = 0;
 
 	if (pt)
 		memcpy(comm, pt->comm, sizeof(comm));
@@ -331,13 +312,9 @@ static int on_task_fork(struct proc_state *ps, __u32 pid, __u32 ppid, __u32 tid,
 	if (!p)
 		return -ENOMEM;
 	parent = proc_find(ps, ppid);	/* the table may have grown */
-	for (size_t i = 0; parent && !err && i < parent->nr_maps; i++) {
-		struct perfdata_mmap2 m = parent->maps[i];
-
-		m.pid = m.tid = pid;
-		err = map_push(p, &m);
-	}
-	return err ? err : thread_set(p, tid, comm);
+	if (parent)
+		rangemap__share(&p->maps, &parent->maps);
+	return thread_set(p, tid, comm);
 }
 
 static int on_task_exit(struct proc_state *ps, __u32 pid, __u32 tid, __u64 time)
@@ -405,16 +382,36 @@ int proc_state__records(struct proc_state *ps, const void *buf, size_t len)
 	return 0;
 }
 
+struct synth_ctx {
+	const struct proc_state *ps;
+	const struct proc *p;
+	struct pbuf *out;
+};
+
+/* A range as its record, in the process that has it (a forked child's
+ * come from its parent's records). */
+static int synth_map(void *ctx, const struct rangemap_range *r)
+{
+	const struct synth_ctx *c = ctx;
+	struct perfdata_mmap2 m = ((const struct map_rec *)r->val)->m;
+
+	m.start = r->start;
+	m.len = r->end - r->start;
+	m.pgoff = r->off;
+	if (m.pid != c->p->pid)
+		m.pid = m.tid = c->p->pid;
+	return perfdata_encode_mmap2(c->out, c->ps->id_type, &m, NULL);
+}
+
 static int synth_proc(const struct proc_state *ps, const struct proc *p, struct pbuf *out)
 {
+	struct synth_ctx c = { ps, p, out };
 	int err = 0;
 
 	for (size_t i = 0; !err && i < p->nr_threads; i++)
 		err = perfdata_encode_comm(out, ps->id_type, p->pid, p->threads[i].tid,
 					   p->threads[i].comm, false, NULL);
-	for (size_t i = 0; !err && i < p->nr_maps; i++)
-		err = perfdata_encode_mmap2(out, ps->id_type, &p->maps[i], NULL);
-	return err;
+	return err ? err : rangemap__each(&p->maps, synth_map, &c);
 }
 
 int proc_state__synthesize(const struct proc_state *ps, struct pbuf *out, __u64 t)
@@ -450,13 +447,13 @@ void proc_state__collect(struct proc_state *ps, __u64 t,
 
 struct proc_state_stats proc_state__stats(const struct proc_state *ps)
 {
-	struct proc_state_stats st = { .procs = ps->nr };
+	struct proc_state_stats st = { .procs = ps->nr, .maps_over = ps->maps_over };
 
 	for (size_t i = 0; i < ps->cap; i++) {
 		if (!ps->slots[i])
 			continue;
 		st.threads += ps->slots[i]->nr_threads;
-		st.maps += ps->slots[i]->nr_maps;
+		st.maps += rangemap__count(&ps->slots[i]->maps);
 	}
 	return st;
 }

@@ -25,6 +25,15 @@
 
 struct proc_state;
 
+/*
+ * A hostile process can make mappings without end (mmap at a new address
+ * each time, never unmapped): past this many per process its new ones are
+ * not kept (counted in the stats; their records are in the file they were
+ * made in).  A large JVM maps a few thousand.  Each MMAP2 costs O(log n),
+ * a FORK O(1) (the child shares its parent's mappings).
+ */
+#define PROC_STATE_MAX_MAPS	65536
+
 /* id_type: the file's sample_type (the records' trailers).  NULL + errno. */
 struct proc_state *proc_state__new(__u64 id_type);
 void proc_state__free(struct proc_state *ps);		/* NULL-safe */
@@ -45,6 +54,7 @@ void proc_state__collect(struct proc_state *ps, __u64 t,
 
 struct proc_state_stats {
 	size_t procs, threads, maps;
+	__u64 maps_over;	/* not kept: past PROC_STATE_MAX_MAPS */
 };
 struct proc_state_stats proc_state__stats(const struct proc_state *ps);
 

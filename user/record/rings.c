@@ -13,6 +13,8 @@
 
 struct rings {
 	struct rings_config cfg;
+	struct pollfd *pfd;	/* the BPF epoll, tracing, then the side-band rings */
+	int nr_pfd;
 };
 
 struct rings *rings__new(const struct rings_config *cfg)
@@ -26,17 +28,39 @@ struct rings *rings__new(const struct rings_config *cfg)
 
 void rings__free(struct rings *r)
 {
+	if (r)
+		free(r->pfd);
 	free(r);
+}
+
+/* What wakes the loop: samples (BPF), traced calls, and side-band rings
+ * filling up (a burst of mappings between two rounds lost records). */
+static int poll_set(struct rings *r)
+{
+	int nsb = event_set__sideband_nr(r->cfg.ev);
+
+	if (r->pfd)
+		return 0;
+	r->pfd = calloc((size_t)nsb + 2, sizeof(*r->pfd));
+	if (!r->pfd)
+		return -ENOMEM;
+	r->pfd[0] = (struct pollfd){ .fd = bpf_sampler__epoll_fd(r->cfg.bpf), .events = POLLIN };
+	r->pfd[1] = (struct pollfd){ .fd = tracing__fd(r->cfg.trace), .events = POLLIN };
+	for (int i = 0; i < nsb; i++)
+		r->pfd[2 + i] = (struct pollfd){ .fd = event_set__sideband_fd(r->cfg.ev, i),
+						 .events = POLLIN };
+	r->nr_pfd = nsb + 2;
+	return 0;
 }
 
 int rings__wait(struct rings *r, int timeout_ms)
 {
-	struct pollfd p[2] = {
-		{ .fd = bpf_sampler__epoll_fd(r->cfg.bpf), .events = POLLIN },
-		{ .fd = tracing__fd(r->cfg.trace), .events = POLLIN },
-	};
+	int err = poll_set(r);
 
-	if (poll(p, p[1].fd >= 0 ? 2 : 1, timeout_ms) < 0 && errno != EINTR)
+	if (err)
+		return err;
+	/* a negative fd (no tracing) is skipped by poll */
+	if (poll(r->pfd, (nfds_t)r->nr_pfd, timeout_ms) < 0 && errno != EINTR)
 		return -errno;
 	return 0;
 }

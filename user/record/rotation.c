@@ -275,6 +275,9 @@ int rotation__finish(struct rotation *r, struct output *out)
 		file_finished(r, name);
 	else		/* complete all the same */
 		pr_warn("the last file is kept as %s", output__path(out));
+	if (proc_state__stats(r->state).maps_over)
+		pr_warn("%llu mappings past %d in a process were not kept for the heads of the next files (their records are in the file they were made in)",
+			(unsigned long long)proc_state__stats(r->state).maps_over, PROC_STATE_MAX_MAPS);
 	if (r->files > 1)
 		pr_debug("%llu files; the longest switch took %.1f ms",
 			 (unsigned long long)r->files, (double)r->switch_ns_max / 1e6);

@@ -403,6 +403,7 @@ static void print_summary(struct session *s)
 		pr_warn("%llu new processes of the targets were not recorded: more than %u targets were alive at once",
 			(unsigned long long)full, capacity);
 	aggregator__print_stats(s->agg);
+	dso_table__print_stats(s->dt);
 	sample_converter__print_stats(s->conv);
 }
 

@@ -205,6 +205,11 @@ static void thread_comm(__u32 pid, __u32 tid, char *comm, size_t n)
 		comm[strcspn(comm, "\n")] = 0;
 }
 
+void proc_comm(__u32 pid, char *comm, size_t n)
+{
+	thread_comm(pid, pid, comm, n);
+}
+
 /* One line of /proc/PID/maps: "start-end perms offset maj:min ino   path". */
 static int parse_maps_line(char *line, struct perfdata_mmap2 *m, char **path)
 {

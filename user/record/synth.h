@@ -7,6 +7,7 @@
 #define PRECORD_RECORD_SYNTH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <linux/types.h>
 
 #include "util/buf.h"
@@ -25,6 +26,9 @@ int synth_process(struct pbuf *out, __u64 id_type, struct dso_table *dt, __u32 p
 
 /* synth_process(…, fork, data_maps) for every process in /proc (-a). */
 int synth_all(struct pbuf *out, __u64 id_type, struct dso_table *dt, bool data_maps);
+
+/* The name of process pid (its main thread's), ":PID" if unknown. */
+void proc_comm(__u32 pid, char *comm, size_t n);
 
 /* Thread group id of a thread, or -errno. */
 int proc_tgid(__u32 tid);
