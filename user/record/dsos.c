@@ -28,6 +28,7 @@
 #include "util/log.h"
 #include "util/printable.h"
 #include "util/rangemap.h"
+#include "util/safe_open.h"
 
 /*
  * Descriptors kept open for the build-id cache: half the RLIMIT_NOFILE
@@ -456,37 +457,18 @@ static int open_mapped_file(__u32 pid, __u64 start, __u64 len, const char *name,
  * searchable by all (o+x)?  Not when one cannot be opened (gone, a
  * symlink): the cache then keeps its copy for its owner only.
  */
-static bool path_public(__u32 pid, const char *name)
+static bool public_in_root(__u32 pid, const char *name)
 {
-	char comp[NAME_MAX + 1];
-	const char *p = name;
-	struct stat st;
-	bool ok = false;
-	int cur, next;
+	char root[32];
+	bool ok;
+	int fd;
 
-	snprintf(comp, sizeof(comp), "/proc/%u/root", pid);
-	cur = open(comp, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	while (cur >= 0 && !fstat(cur, &st) && (st.st_mode & S_IXOTH)) {
-		size_t n;
-
-		while (*p == '/')
-			p++;
-		n = strcspn(p, "/");
-		if (!p[n]) {
-			ok = true;	/* what is left is the file's name */
-			break;
-		}
-		if (n > NAME_MAX || (n == 2 && !memcmp(p, "..", 2)))
-			break;
-		memcpy(comp, p, n);
-		comp[n] = '\0';
-		p += n;
-		next = openat(cur, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		close(cur);
-		cur = next;
-	}
-	if (cur >= 0)
-		close(cur);
+	snprintf(root, sizeof(root), "/proc/%u/root", pid);
+	fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ok = path_public(fd, name);
+	close(fd);
 	return ok;
 }
 
@@ -645,7 +627,7 @@ int dso_table__mmap(struct dso_table *dt, __u32 pid, __u64 start, __u64 len,
 	}
 	if (fd >= 0 && dt->dsos[idx].fd < 0 && dt->open_fds < dt->max_fds) {
 		dso_keep_fd(dt, (size_t)idx, fd, &st);
-		dt->dsos[idx].private_path = !path_public(pid, name);
+		dt->dsos[idx].private_path = !public_in_root(pid, name);
 	} else if (fd >= 0) {
 		close(fd);
 	}

@@ -6,8 +6,10 @@
  * no device is opened and no FIFO blocks), and, when the record says
  * which file it was, only that file (device, inode, inode generation).
  *
- * The recorder's record/dsos.c has the same rules inline
- * (open_in_root, reopen_checked, path_public) and could use these.
+ * The recorder's record/dsos.c opens mapped files by the same rules
+ * (through /proc/PID/map_files and openat2 in the process's root, with
+ * its own checks that the file is unchanged since it was mapped) and
+ * uses path_public.
  */
 #ifndef PRECORD_UTIL_SAFE_OPEN_H
 #define PRECORD_UTIL_SAFE_OPEN_H
