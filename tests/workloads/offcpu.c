@@ -111,9 +111,10 @@ static double lock_secs, rest_secs;
 
 static void sleep_ms(long ms)
 {
-	struct timespec ts = { 0, ms * 1000000 };
+	struct timespec ts = { ms / 1000, ms % 1000 * 1000000 };
 
-	nanosleep(&ts, NULL);
+	while (nanosleep(&ts, &ts))
+		;
 }
 
 NOINLINE static void *lock_holder(void *arg)
