@@ -15,6 +15,7 @@ setup() {
 	need "offcpu workload built" test -x "$OC"
 }
 teardown() {
+	[ -n "${CG_DIR:-}" ] && rmdir "$CG_DIR" 2>/dev/null
 	common_teardown
 }
 
@@ -168,4 +169,25 @@ check_waits() {
 	run "$PRECORD" --off-cpu-thresh 5 -- true
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"--off-cpu-thresh needs --off-cpu"* ]]
+}
+
+@test "--off-cpu -a -G --all-cgroups: only the cgroup's waits, each with its cgroup; perf-check clean" {
+	local mnt name pid pids
+	mnt=$(awk '{ for (i = 7; i < NF; i++) if ($i == "-") {
+		if ($(i + 1) == "cgroup2" && $4 == "/") { print $5; exit } break } }' /proc/self/mountinfo)
+	need "a cgroup2 mount" test -n "$mnt"
+	name=precord-offcpu.$$
+	mkdir "$mnt/$name"
+	CG_DIR=$mnt/$name
+	sh -c 'echo $$ > "$1/cgroup.procs" && exec "$2" waits 1.5 raw "$3"' sh "$CG_DIR" "$OC" "$T/truth" &
+	pid=$!
+	run "$PRECORD" -q --off-cpu -a -g -G "$name" --all-cgroups -o p.data -- sleep 1
+	wait "$pid"
+	[ "$status" -eq 0 ]
+	lint p.data
+	pids=$(perf script -i p.data -F pid,event 2>/dev/null | awk '/offcpu-time/ { print $1 }' | sort -u)
+	echo "off-cpu samples of pids: $pids (workload $pid)" >&2
+	[ "$pids" = "$pid" ]
+	perf report -i p.data --stdio --sort cgroup -g none 2>/dev/null |
+		awk '/^# Samples: .* of event / { on = ($0 ~ /offcpu-time/) } on && /\// { print; f = 1 } END { exit !f }' | grep -q "/$name"
 }

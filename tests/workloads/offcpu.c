@@ -19,9 +19,12 @@
  *       3 ms in waiter_rest.
  *       truth lockwait=S rest=S   (the waiter's time in pthread_mutex_lock
  *       and in waiter_rest)
- *   offcpu pingpong SECS
- *       two threads pass a byte back and forth through two pipes for SECS;
- *       prints "rounds=N per_sec=R": round trips (the bench of the switch cost).
+ *   offcpu pingpong SECS [RATE]
+ *       two threads pass a byte back and forth through two pipes for SECS,
+ *       at most RATE round trips a second (0, the default: as fast as they
+ *       can; paced by spinning, not sleeping); each round trip is two
+ *       waits, one per thread.  Prints "rounds=N per_sec=R cpu=S" (S: the
+ *       process's CPU time), the bench of the cost per switch.
  *
  * Built with clang and frame pointers, as every workload (Makefile).
  */
@@ -31,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -186,27 +190,32 @@ static void *pong(void *arg)
 	return NULL;
 }
 
-static int run_pingpong(double secs)
+static int run_pingpong(double secs, double rate)
 {
 	double t0 = now(CLOCK_MONOTONIC), t;
+	struct rusage ru;
 	pthread_t th;
 	char c = 1;
 
 	if (pipe(ab) || pipe(ba) || pthread_create(&th, NULL, pong, NULL))
 		return 1;
 	while ((t = now(CLOCK_MONOTONIC) - t0) < secs) {
-		for (int i = 0; i < 1000; i++) {
+		for (int i = 0; i < 100; i++) {
 			if (write(ab[1], &c, 1) != 1 || read(ba[0], &c, 1) != 1)
 				return 1;
 			rounds++;
 		}
+		while (rate > 0 && now(CLOCK_MONOTONIC) - t0 < (double)rounds / rate)
+			;
 	}
 	c = 0;
 	if (write(ab[1], &c, 1) != 1)
 		return 1;
 	pthread_join(th, NULL);
-	/* two switches a round trip, at least, when the threads share a CPU */
-	printf("rounds=%lu per_sec=%.0f\n", rounds, (double)rounds / t);
+	getrusage(RUSAGE_SELF, &ru);
+	printf("rounds=%lu per_sec=%.0f cpu=%.3f\n", rounds, (double)rounds / t,
+	       (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
 	return 0;
 }
 
@@ -221,7 +230,7 @@ int main(int argc, char **argv)
 	if (argc >= 4 && !strcmp(argv[1], "lock"))
 		return run_lock(secs, argv[3]);
 	if (argc >= 3 && !strcmp(argv[1], "pingpong"))
-		return run_pingpong(secs);
-	fprintf(stderr, "usage: offcpu waits SECS raw|libc TRUTH | lock SECS TRUTH | pingpong SECS\n");
+		return run_pingpong(secs, argc > 3 ? atof(argv[3]) : 0);
+	fprintf(stderr, "usage: offcpu waits SECS raw|libc TRUTH | lock SECS TRUTH | pingpong SECS [RATE]\n");
 	return 2;
 }
