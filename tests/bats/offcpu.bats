@@ -191,3 +191,25 @@ check_waits() {
 	perf report -i p.data --stdio --sort cgroup -g none 2>/dev/null |
 		awk '/^# Samples: .* of event / { on = ($0 ~ /offcpu-time/) } on && /\// { print; f = 1 } END { exit !f }' | grep -q "/$name"
 }
+
+@test "export --pprof of an --off-cpu file: the waits a sample type of their own (offcpu, nanoseconds), the CPU ones as before" {
+	need "go (go tool pprof)" command -v go
+	export GOCACHE=$T/gocache GOPATH=$T/gopath PPROF_TMPDIR=$T/pprof GOFLAGS=-mod=mod
+	"$PRECORD" -q --off-cpu -g -o p.data -- "$OC" waits 1 raw "$T/truth"
+	run "$PRECORD" export --pprof -i p.data -o p.pb.gz
+	[ "$status" -eq 0 ]
+	local total sl top cum cpu_perf cpu_pprof
+	total=$(oc_sum p.data)
+	sl=$(pct "$(oc_sum p.data wait_sleep)" "$total")
+	top=$(go tool pprof -sample_index=offcpu -top -nodecount=100000 -nodefraction=0 -unit=ns p.pb.gz 2>/dev/null)
+	# "Showing nodes accounting for N ns, 100% of N ns total"
+	awk -v t="$total" '/ of .* total/ { gsub(/ns/, "", $(NF - 1)); v = $(NF - 1) / 1e9 } END { e = v - t; if (e < 0) e = -e; exit !(t > 0 && e <= 0.001 * t) }' <<< "$top"
+	cum=$(awk '$NF == "wait_sleep" { gsub(/%/, "", $5); print $5 }' <<< "$top")
+	echo "offcpu total $total s; wait_sleep perf $sl% pprof cum $cum%" >&2
+	within "$sl" "$cum" 1
+	# the CPU sample type holds the cpu-clock samples only
+	cpu_perf=$(perf report -i p.data --stdio 2>/dev/null | awk "/of event 'cpu-clock'/ { f = 1 } f && /Event count/ { print \$NF; exit }")
+	cpu_pprof=$(go tool pprof -sample_index=cpu -top -unit=ns p.pb.gz 2>/dev/null | awk '/ of .* total/ { gsub(/ns/, "", $(NF - 1)); print $(NF - 1) }')
+	echo "cpu-clock: perf $cpu_perf ns, pprof $cpu_pprof ns" >&2
+	[ "$cpu_perf" = "$cpu_pprof" ]
+}
