@@ -38,6 +38,7 @@ const volatile bool ehframe = false;	/* user frames from unwind.bpf.h */
 const volatile bool want_cgroup = false;	/* --all-cgroups */
 const volatile bool cgroup_filter = false;	/* -G: only_cgroup[0] */
 const volatile __u64 thresh_ns = 500000000ULL;	/* --off-cpu-thresh */
+const volatile bool cpu_filter = false;	/* -C: waits begun on only_cpus */
 
 /* Set by user space when the recording starts. */
 bool enabled;
@@ -51,6 +52,14 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } only_cgroup SEC(".maps");
+
+/* -C: 1 for the CPUs recorded (sized by user space). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u8);
+} only_cpus SEC(".maps");
 
 /* Waits written one by one (long, or the maps full). */
 struct {
@@ -114,7 +123,11 @@ static __always_inline void wait_begins(void *ctx, struct task_struct *prev, __u
 	struct prec_sample *s;
 	struct pt_regs *r;
 	long kn, un = 0;
+	__u32 cpu = bpf_get_smp_processor_id();
+	__u8 *on;
 
+	if (cpu_filter && (!(on = bpf_map_lookup_elem(&only_cpus, &cpu)) || !*on))
+		return;
 	if (!tgid || (prev->flags & OFFCPU_PF_KTHREAD) || !is_target(tgid, tid))
 		return;
 	/* prev is current here: the cgroup helpers see it */
@@ -129,7 +142,7 @@ static __always_inline void wait_begins(void *ctx, struct task_struct *prev, __u
 	s->hdr.type = PREC_REC_SAMPLE;
 	s->pid = tgid;
 	s->tid = tid;
-	s->cpu = bpf_get_smp_processor_id();
+	s->cpu = cpu;
 	/* less the program's own frame and bpf_trace_run4's */
 	kn = bpf_get_stack(ctx, s->ips, PREC_MAX_STACK * 8, OFFCPU_SKIP_FRAMES);
 	kn = kn < 0 ? 0 : (__u64)kn / 8;

@@ -213,3 +213,15 @@ check_waits() {
 	echo "cpu-clock: perf $cpu_perf ns, pprof $cpu_pprof ns" >&2
 	[ "$cpu_perf" = "$cpu_pprof" ]
 }
+
+@test "--off-cpu -C: only the waits that begin on those CPUs" {
+	need "two CPUs" test "$(nproc)" -ge 2
+	"$PRECORD" -q --off-cpu -a -C 0 -o c0.data -- taskset -c 1 "$OC" waits 1 raw "$T/truth"
+	"$PRECORD" -q --off-cpu -a -C 1 -o c1.data -- taskset -c 1 "$OC" waits 1 raw "$T/truth"
+	lint c0.data
+	local on0 on1 ts
+	on0=$(oc_sum c0.data wait_sleep); on1=$(oc_sum c1.data wait_sleep); ts=$(truth "$T/truth" sleep)
+	echo "wait_sleep of a task on CPU 1: -C 0 $on0 s, -C 1 $on1 s (measured $ts s)" >&2
+	awk -v a="$on0" 'BEGIN { exit !(a == 0) }'
+	awk -v g="$on1" -v w="$ts" 'BEGIN { e = g - w; if (e < 0) e = -e; exit !(w > 0 && e <= 0.10 * w) }'
+}

@@ -20,6 +20,7 @@
 #include "precord/bpf_abi.h"
 #include "record/aggregator.h"
 #include "record/dsos.h"
+#include "record/events.h"
 #include "util/buf.h"
 #include "util/log.h"
 
@@ -211,6 +212,24 @@ static void size_maps(struct offcpu_bpf *k, __u32 n)
 	bpf_map__set_max_entries(k->maps.agg_stacks1, n);
 }
 
+/* -C: the CPUs whose waits count (the waits that begin there, as perf's
+ * cpu_filter). */
+static int set_cpus(struct offcpu_bpf *k, const char *list)
+{
+	struct cpu_set_list cl = { 0 };
+	__u8 one = 1;
+	int err = cpu_set_list__parse(&cl, list);
+
+	for (int i = 0; !err && i < cl.nr; i++) {
+		__u32 cpu = (__u32)cl.cpus[i];
+
+		if (bpf_map_update_elem(bpf_map__fd(k->maps.only_cpus), &cpu, &one, BPF_ANY))
+			err = -errno;
+	}
+	cpu_set_list__free(&cl);
+	return err;
+}
+
 static int load(struct offcpu *oc, const struct offcpu_config *cfg)
 {
 	const struct prec_opts *o = cfg->o;
@@ -226,6 +245,12 @@ static int load(struct offcpu *oc, const struct offcpu_config *cfg)
 	k->rodata->want_cgroup = o->all_cgroups;
 	k->rodata->cgroup_filter = cfg->cgroup_fd >= 0;
 	k->rodata->thresh_ns = o->off_cpu_thresh_ms * 1000000ULL;
+	k->rodata->cpu_filter = o->cpu_list != NULL;
+	if (o->cpu_list) {
+		int ncpu = libbpf_num_possible_cpus();
+
+		bpf_map__set_max_entries(k->maps.only_cpus, ncpu > 0 ? (__u32)ncpu : 1);
+	}
 	size_maps(k, offcpu_entries());
 	/* without ehframe the unwinder is not called: its cache unused */
 	if (!o->ehframe)
@@ -236,6 +261,11 @@ static int load(struct offcpu *oc, const struct offcpu_config *cfg)
 		err = offcpu_bpf__load(k);
 	if (err)
 		return err;
+	if (o->cpu_list) {
+		err = set_cpus(k, o->cpu_list);
+		if (err)
+			return err;
+	}
 	if (cfg->cgroup_fd >= 0) {
 		__u32 zero = 0, fd = (__u32)cfg->cgroup_fd;
 
