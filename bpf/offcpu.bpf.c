@@ -25,6 +25,8 @@
 #include <bpf/bpf_core_read.h>
 
 #include "precord/bpf_abi.h"
+#include "cgroup_filter.bpf.h"	/* -G */
+#include "drops.bpf.h"
 #include "targets.bpf.h"
 #include "unwind.bpf.h"
 
@@ -36,7 +38,6 @@ char LICENSE[] SEC("license") = "GPL";
 
 const volatile bool ehframe = false;	/* user frames from unwind.bpf.h */
 const volatile bool want_cgroup = false;	/* --all-cgroups */
-const volatile bool cgroup_filter = false;	/* -G: only_cgroup[0] */
 const volatile __u64 thresh_ns = 500000000ULL;	/* --off-cpu-thresh */
 const volatile bool cpu_filter = false;	/* -C: waits begun on only_cpus */
 
@@ -45,13 +46,6 @@ bool enabled;
 
 /* Waits not measured: no task storage could be had for the thread. */
 __u64 no_storage;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} only_cgroup SEC(".maps");
 
 /* -C: 1 for the CPUs recorded (sized by user space). */
 struct {
@@ -66,19 +60,6 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 20);		/* resized by user space */
 } offcpu_events SEC(".maps");
-
-/* Waits that did not fit in the ring, per CPU. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} drops SEC(".maps");
-
-/* A prec_sample with room for both stacks, as bpf/sample.bpf.c's. */
-struct sample_buf {
-	__u64 words[sizeof(struct prec_sample) / 8 + 2 * PREC_MAX_STACK];
-};
 
 /* A thread's wait in progress: start 0 when it is not waiting.  The
  * sample comes last, so that its ips[] has the same room after it as in
@@ -95,15 +76,6 @@ struct {
 	__type(key, int);
 	__type(value, struct offcpu_task);
 } offcpu_tasks SEC(".maps");
-
-static __always_inline void count_drop(void)
-{
-	__u32 zero = 0;
-	__u64 *d = bpf_map_lookup_elem(&drops, &zero);
-
-	if (d)
-		*d += 1;
-}
 
 static __always_inline void emit(void *data, __u64 size)
 {
@@ -131,7 +103,7 @@ static __always_inline void wait_begins(void *ctx, struct task_struct *prev, __u
 	if (!tgid || (prev->flags & OFFCPU_PF_KTHREAD) || !is_target(tgid, tid))
 		return;
 	/* prev is current here: the cgroup helpers see it */
-	if (cgroup_filter && bpf_current_task_under_cgroup(&only_cgroup, 0) != 1)
+	if (!cgroup_ok())
 		return;
 	t = bpf_task_storage_get(&offcpu_tasks, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!t) {

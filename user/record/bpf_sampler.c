@@ -13,6 +13,7 @@
 #include "precord/bpf_abi.h"
 #include "precord/unwind_abi.h"
 #include "record/aggregator.h"
+#include "record/percpu.h"
 #include "sample.skel.h"
 #include "util/buf.h"
 #include "util/log.h"
@@ -342,17 +343,10 @@ void bpf_sampler__follow_exec(struct bpf_sampler *b, pid_t pid)
 
 __u64 bpf_sampler__drops(const struct bpf_sampler *b)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	__u64 *v = calloc((size_t)ncpu, sizeof(__u64)), sum = 0;
-	__u32 zero = 0;
+	__u64 sum;
 
-	if (!v)
-		return 0;
-	if (!bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.drops), &zero, v))
-		for (int i = 0; i < ncpu; i++)
-			sum += v[i];
-	free(v);
-	return sum;
+	percpu__sum_u64(bpf_map__fd(b->skel->maps.drops), &sum);
+	return sum;		/* 0 when unreadable */
 }
 
 __u64 bpf_sampler__targets_full(const struct bpf_sampler *b, __u32 *capacity)
@@ -376,24 +370,5 @@ void bpf_sampler__agg_maps(const struct bpf_sampler *b, struct agg_maps *m)
 
 int bpf_sampler__agg_stats(const struct bpf_sampler *b, struct prec_agg_stats *sum)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	struct prec_agg_stats *v;
-	__u32 zero = 0;
-	int err = 0;
-
-	memset(sum, 0, sizeof(*sum));
-	if (ncpu <= 0)
-		return ncpu ? ncpu : -EINVAL;
-	v = calloc((size_t)ncpu, sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	if (bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.agg_stats), &zero, v))
-		err = -errno;
-	for (int i = 0; !err && i < ncpu; i++) {
-		sum->taken += v[i].taken;
-		sum->full += v[i].full;
-		sum->inserts += v[i].inserts;
-	}
-	free(v);
-	return err;
+	return percpu__sum_agg_stats(bpf_map__fd(b->skel->maps.agg_stats), sum);
 }

@@ -21,6 +21,7 @@
 #include "record/aggregator.h"
 #include "record/dsos.h"
 #include "record/events.h"
+#include "record/percpu.h"
 #include "util/buf.h"
 #include "util/log.h"
 
@@ -144,44 +145,16 @@ bad:
 static int sum_stats(void *ctx, struct prec_agg_stats *sum)
 {
 	struct offcpu *oc = ctx;
-	int ncpu = libbpf_num_possible_cpus();
-	struct prec_agg_stats *v;
-	__u32 zero = 0;
-	int err = 0;
 
-	memset(sum, 0, sizeof(*sum));
-	if (ncpu <= 0)
-		return ncpu ? ncpu : -EINVAL;
-	v = calloc((size_t)ncpu, sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	if (bpf_map_lookup_elem(bpf_map__fd(oc->skel->maps.agg_stats), &zero, v))
-		err = -errno;
-	for (int i = 0; !err && i < ncpu; i++) {
-		sum->taken += v[i].taken;
-		sum->full += v[i].full;
-		sum->inserts += v[i].inserts;
-	}
-	free(v);
-	return err;
+	return percpu__sum_agg_stats(bpf_map__fd(oc->skel->maps.agg_stats), sum);
 }
 
 static __u64 ring_drops(const struct offcpu *oc)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	__u64 *v, sum = 0;
-	__u32 zero = 0;
+	__u64 sum;
 
-	if (ncpu <= 0)
-		return 0;
-	v = calloc((size_t)ncpu, sizeof(*v));
-	if (!v)
-		return 0;
-	if (!bpf_map_lookup_elem(bpf_map__fd(oc->skel->maps.drops), &zero, v))
-		for (int i = 0; i < ncpu; i++)
-			sum += v[i];
-	free(v);
-	return sum;
+	percpu__sum_u64(bpf_map__fd(oc->skel->maps.drops), &sum);
+	return sum;		/* 0 when unreadable */
 }
 
 /* The sampler's maps this object shares: the targets, the unwind tables. */
