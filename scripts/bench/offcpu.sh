@@ -4,7 +4,8 @@
 # byte through two pipes: two waits per round trip) runs alone and under
 # `precord --off-cpu -g`, in turn, REPS times each, as fast as it can and
 # paced at 5000 and 50000 round trips a second (10k and 100k waits a
-# second).  Per case: the median round trips a second of each, the BPF
+# second), and under the systemd unit's -a -g -F 19 --aggregate with and
+# without --off-cpu.  Per case: the median round trips a second of each, the BPF
 # program's own time per run (kernel.bpf_stats_enabled: run_time_ns /
 # run_cnt of on_switch, which runs on every switch of the machine),
 # precord's CPU time (its rusage with its child's, less the workload's
@@ -51,14 +52,16 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] :
 
 report=$out/offcpu.txt
 : > "$report"
-printf '%-8s %10s %10s %10s %7s %9s %9s %10s %6s\n' rate alone_rt/s cpu_rt/s offcpu_rt/s fewer% bpf_ns recCPU% out_B/s lost | tee -a "$report"
-for rate in 0 5000 50000; do
-	: > "$tmp/alone"; : > "$tmp/cpuonly"; : > "$tmp/rec"; : > "$tmp/cost"; : > "$tmp/cpu"; : > "$tmp/bytes"; lost=0
+# one_case LABEL RATE ARGS...: the ping-pong alone, under precord ARGS,
+# under precord --off-cpu ARGS, REPS times each in turn; one line
+one_case() {
+	local label=$1 rate=$2 a c r pid rec l lost=0 wcpu; shift 2
+	: > "$tmp/alone"; : > "$tmp/cpuonly"; : > "$tmp/rec"; : > "$tmp/cost"; : > "$tmp/cpu"; : > "$tmp/bytes"
 	for ((i = 0; i < reps; i++)); do
 		"$WL" pingpong "$secs" "$rate" | sed -n 's/.*per_sec=\([0-9]*\).*/\1/p' >> "$tmp/alone"
-		build/precord -q -g -F 99 -o "$tmp/c.data" -- "$WL" pingpong "$secs" "$rate" |
+		build/precord -q "$@" -o "$tmp/c.data" -- "$WL" pingpong "$secs" "$rate" |
 			sed -n 's/.*per_sec=\([0-9]*\).*/\1/p' >> "$tmp/cpuonly"
-		/usr/bin/time -f '%U %S' -o "$tmp/time" build/precord --off-cpu -g -F 99 -o "$tmp/p.data" -- \
+		/usr/bin/time -f '%U %S' -o "$tmp/time" build/precord --off-cpu "$@" -o "$tmp/p.data" -- \
 			"$WL" pingpong "$secs" "$rate" > "$tmp/wl" 2> "$tmp/err" &
 		pid=$!
 		sleep "$(awk -v s="$secs" 'BEGIN { print s * 0.8 }')"
@@ -74,9 +77,16 @@ for rate in 0 5000 50000; do
 		grep -q "long waits were lost" "$tmp/err" && lost=$((lost + 1))
 	done
 	a=$(median < "$tmp/alone"); c=$(median < "$tmp/cpuonly"); r=$(median < "$tmp/rec")
-	printf '%-8s %10s %10s %10s %7s %9s %9s %10s %6s\n' "$rate" "$a" "$c" "$r" \
+	printf '%-6s %-8s %10s %10s %10s %7s %9s %9s %10s %6s\n' "$label" "$rate" "$a" "$c" "$r" \
 		"$(awk -v a="$c" -v r="$r" 'BEGIN { printf "%.1f", a ? 100 * (a - r) / a : 0 }')" \
 		"$(awk '$2 > 0 { print $2 }' "$tmp/cost" | median)" "$(median < "$tmp/cpu")" \
 		"$(median < "$tmp/bytes")" "$lost" | tee -a "$report"
+}
+
+printf '%-6s %-8s %10s %10s %10s %7s %9s %9s %10s %6s\n' mode rate alone_rt/s rec_rt/s offcpu_rt/s fewer% bpf_ns recCPU% out_B/s lost | tee -a "$report"
+for rate in 0 5000 50000; do
+	one_case cmd "$rate" -g -F 99
 done
-echo "rate: round trips/s asked (0: as fast as possible; two waits each); cpu_rt/s: under precord -g -F 99; offcpu_rt/s: under precord --off-cpu -g -F 99; fewer%: how many fewer than under precord -g -F 99; bpf_ns: on_switch's mean run time (every switch of the machine); recCPU%: precord's own CPU, percent of one CPU" | tee -a "$report"
+# the systemd unit's recording (scripts/precord.service), with --off-cpu or not
+one_case unit 0 -a -g -F 19 --aggregate
+echo "mode: cmd = precord [--off-cpu] -g -F 99 -- pingpong; unit = precord [--off-cpu] -a -g -F 19 --aggregate (the systemd unit's). rate: round trips/s asked (0: as fast as they can; two waits each); rec_rt/s: under precord without --off-cpu; offcpu_rt/s: with it; fewer%: how many fewer than without; bpf_ns: on_switch's mean run time over every switch of the machine; recCPU%: precord's own CPU with --off-cpu, percent of one CPU; out_B/s: its file's bytes a second" | tee -a "$report"
