@@ -37,6 +37,7 @@ char LICENSE[] SEC("license") = "GPL";
 #define OFFCPU_SKIP_FRAMES	2		/* the program, bpf_trace_run4 */
 
 const volatile bool ehframe = false;	/* user frames from unwind.bpf.h */
+const volatile bool kernel_stack = true;	/* --off-cpu=user: false */
 const volatile bool want_cgroup = false;	/* --all-cgroups */
 const volatile __u64 thresh_ns = 500000000ULL;	/* --off-cpu-thresh */
 const volatile bool cpu_filter = false;	/* -C: waits begun on only_cpus */
@@ -116,7 +117,9 @@ static __always_inline void wait_begins(void *ctx, struct task_struct *prev, __u
 	s->tid = tid;
 	s->cpu = cpu;
 	/* less the program's own frame and bpf_trace_run4's */
-	kn = bpf_get_stack(ctx, s->ips, PREC_MAX_STACK * 8, OFFCPU_SKIP_FRAMES);
+	kn = 0;
+	if (kernel_stack)	/* most of the program's cost: the kernel's unwinder */
+		kn = bpf_get_stack(ctx, s->ips, PREC_MAX_STACK * 8, OFFCPU_SKIP_FRAMES);
 	kn = kn < 0 ? 0 : (__u64)kn / 8;
 	if (kn > PREC_MAX_STACK)
 		kn = PREC_MAX_STACK;

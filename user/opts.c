@@ -54,7 +54,7 @@ static const struct option long_opts[] = {
 	{ "switch-max-files", required_argument, NULL, OPT_SWITCH_MAX_FILES },
 	{ "aggregate", no_argument, NULL, OPT_AGGREGATE },
 	{ "all-cgroups", no_argument, NULL, OPT_ALL_CGROUPS },
-	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
+	{ "off-cpu", optional_argument, NULL, OPT_OFF_CPU },
 	{ "off-cpu-thresh", required_argument, NULL, OPT_OFF_CPU_THRESH },
 	{ "cgroup", required_argument, NULL, 'G' },
 	{ "push", required_argument, NULL, OPT_PUSH },
@@ -109,10 +109,12 @@ void opts_usage(FILE *f)
 "  -m, --mmap-pages N      ring buffer size in 4 KiB pages (power of two)\n"
 "      --all-cgroups       record each sample's cgroup (cgroup2) and the\n"
 "                          cgroups' paths, for perf report --sort cgroup\n"
-"      --off-cpu           also record where threads wait (asleep, not\n"
+"      --off-cpu[=user]    also record where threads wait (asleep, not\n"
 "                          preempted) as perf's offcpu-time event: stacks\n"
 "                          taken at the switch, waits summed in the kernel,\n"
-"                          PERIOD = nanoseconds off the CPU\n"
+"                          PERIOD = nanoseconds off the CPU; =user: user\n"
+"                          frames only (as perf; the kernel's unwinder is\n"
+"                          most of the cost per switch)\n"
 "      --off-cpu-thresh MS  waits of at least MS milliseconds (default 500)\n"
 "                          are written one by one, at the time they end\n"
 "Tracing:\n"
@@ -482,6 +484,10 @@ int opts_parse(int argc, char **argv, struct prec_opts *o)
 			break;
 		case OPT_OFF_CPU:
 			o->off_cpu = true;
+			if (optarg && strcmp(optarg, "user"))
+				return bad("bad --off-cpu=%s: give --off-cpu, or --off-cpu=user for user frames only",
+					   optarg);
+			o->off_cpu_user = optarg != NULL;
 			break;
 		case OPT_OFF_CPU_THRESH:
 			if (parse_u64(optarg, &o->off_cpu_thresh_ms) || !o->off_cpu_thresh_ms ||

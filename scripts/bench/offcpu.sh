@@ -52,16 +52,17 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] :
 
 report=$out/offcpu.txt
 : > "$report"
-# one_case LABEL RATE ARGS...: the ping-pong alone, under precord ARGS,
-# under precord --off-cpu ARGS, REPS times each in turn; one line
+# one_case LABEL RATE FLAG ARGS...: the ping-pong alone, under precord
+# ARGS, under precord FLAG (--off-cpu or --off-cpu=user) ARGS, REPS times
+# each in turn; one line
 one_case() {
-	local label=$1 rate=$2 a c r pid rec l lost=0 wcpu; shift 2
+	local label=$1 rate=$2 flag=$3 a c r pid rec l lost=0 wcpu; shift 3
 	: > "$tmp/alone"; : > "$tmp/cpuonly"; : > "$tmp/rec"; : > "$tmp/cost"; : > "$tmp/cpu"; : > "$tmp/bytes"
 	for ((i = 0; i < reps; i++)); do
 		"$WL" pingpong "$secs" "$rate" | sed -n 's/.*per_sec=\([0-9]*\).*/\1/p' >> "$tmp/alone"
 		build/precord -q "$@" -o "$tmp/c.data" -- "$WL" pingpong "$secs" "$rate" |
 			sed -n 's/.*per_sec=\([0-9]*\).*/\1/p' >> "$tmp/cpuonly"
-		/usr/bin/time -f '%U %S' -o "$tmp/time" build/precord --off-cpu "$@" -o "$tmp/p.data" -- \
+		/usr/bin/time -f '%U %S' -o "$tmp/time" build/precord "$flag" "$@" -o "$tmp/p.data" -- \
 			"$WL" pingpong "$secs" "$rate" > "$tmp/wl" 2> "$tmp/err" &
 		pid=$!
 		sleep "$(awk -v s="$secs" 'BEGIN { print s * 0.8 }')"
@@ -85,8 +86,10 @@ one_case() {
 
 printf '%-6s %-8s %10s %10s %10s %7s %9s %9s %10s %6s\n' mode rate alone_rt/s rec_rt/s offcpu_rt/s fewer% bpf_ns recCPU% out_B/s lost | tee -a "$report"
 for rate in 0 5000 50000; do
-	one_case cmd "$rate" -g -F 99
+	one_case cmd "$rate" --off-cpu -g -F 99
+	one_case user "$rate" --off-cpu=user -g -F 99
 done
 # the systemd unit's recording (scripts/precord.service), with --off-cpu or not
-one_case unit 0 -a -g -F 19 --aggregate
-echo "mode: cmd = precord [--off-cpu] -g -F 99 -- pingpong; unit = precord [--off-cpu] -a -g -F 19 --aggregate (the systemd unit's). rate: round trips/s asked (0: as fast as they can; two waits each); rec_rt/s: under precord without --off-cpu; offcpu_rt/s: with it; fewer%: how many fewer than without; bpf_ns: on_switch's mean run time over every switch of the machine; recCPU%: precord's own CPU with --off-cpu, percent of one CPU; out_B/s: its file's bytes a second" | tee -a "$report"
+one_case unit 0 --off-cpu -a -g -F 19 --aggregate
+one_case unit-u 0 --off-cpu=user -a -g -F 19 --aggregate
+echo "mode: cmd = precord [--off-cpu] -g -F 99 -- pingpong; user: the same with --off-cpu=user; unit = precord [--off-cpu] -a -g -F 19 --aggregate (the systemd unit's), unit-u with --off-cpu=user. rate: round trips/s asked (0: as fast as they can; two waits each); rec_rt/s: under precord without --off-cpu; offcpu_rt/s: with it; fewer%: how many fewer than without; bpf_ns: on_switch's mean run time over every switch of the machine; recCPU%: precord's own CPU with --off-cpu, percent of one CPU; out_B/s: its file's bytes a second" | tee -a "$report"

@@ -225,3 +225,15 @@ check_waits() {
 	awk -v a="$on0" 'BEGIN { exit !(a == 0) }'
 	awk -v g="$on1" -v w="$ts" 'BEGIN { e = g - w; if (e < 0) e = -e; exit !(w > 0 && e <= 0.10 * w) }'
 }
+
+@test "--off-cpu=user: user frames only (perf's chains), the same shares and total" {
+	run "$PRECORD" -q --off-cpu=user -g -o p.data -- "$OC" waits 1 raw "$T/truth"
+	[ "$status" -eq 0 ]
+	lint p.data
+	check_waits p.data "$T/truth"
+	# no kernel frame in any off-CPU chain
+	[ "$(perf script -i p.data -F event,ip,sym 2>/dev/null | awk '/offcpu-time:/ { p = 1; next } /cpu-clock:/ { p = 0 } p && $1 ~ /^ffffffff/' | wc -l)" -eq 0 ]
+	run "$PRECORD" --off-cpu=kernel -- true
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"--off-cpu=user"* ]]
+}

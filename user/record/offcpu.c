@@ -215,6 +215,7 @@ static int load(struct offcpu *oc, const struct offcpu_config *cfg)
 	k->rodata->filter_mode = o->all_cpus ? PREC_FILTER_ALL :
 				 o->nr_tids ? PREC_FILTER_TID : PREC_FILTER_TGID;
 	k->rodata->ehframe = o->ehframe;
+	k->rodata->kernel_stack = !o->off_cpu_user;
 	k->rodata->want_cgroup = o->all_cgroups;
 	k->rodata->cgroup_filter = cfg->cgroup_fd >= 0;
 	k->rodata->thresh_ns = o->off_cpu_thresh_ms * 1000000ULL;
