@@ -38,11 +38,11 @@ prog_cost() {
 	local fd id
 	for fd in /proc/"$1"/fd/*; do
 		[ "$(readlink "$fd" 2>/dev/null)" = "anon_inode:bpf-prog" ] || continue
-		id=$(awk '$1 == "prog_id:" { print $2 }' /proc/"$1"/fdinfo/"${fd##*/}")
+		id=$(awk '$1 == "prog_id:" { print $2 }' /proc/"$1"/fdinfo/"${fd##*/}" 2>/dev/null) || continue
 		# not grep -q: bpftool would die of SIGPIPE, failing the pipe
 		[[ "$(bpftool prog show id "$id" 2>/dev/null)" == *" name on_switch "* ]] || continue
 		awk '$1 == "run_time_ns:" { t = $2 } $1 == "run_cnt:" { n = $2 }
-		     END { printf "%d %.0f\n", n, n ? t / n : 0 }' /proc/"$1"/fdinfo/"${fd##*/}"
+		     END { printf "%d %.0f\n", n, n ? t / n : 0 }' /proc/"$1"/fdinfo/"${fd##*/}" 2>/dev/null || echo "0 0"
 		return
 	done
 	echo "0 0"
