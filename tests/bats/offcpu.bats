@@ -237,3 +237,20 @@ check_waits() {
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"--off-cpu=user"* ]]
 }
+
+@test "--off-cpu -p and -t: a running process's waits, and one thread's" {
+	"$OC" waits 4 raw "$T/truth" &
+	local pid=$! p t
+	sleep 0.3
+	"$PRECORD" -q --off-cpu -g -p "$pid" -o p.data -- sleep 1
+	"$PRECORD" -q --off-cpu -g -t "$pid" -o t.data -- sleep 1
+	wait "$pid"
+	lint p.data
+	lint t.data
+	p=$(oc_sum p.data main); t=$(oc_sum t.data main)
+	echo "-p: $p s, -t: $t s of off-CPU time under main in 1 s recordings" >&2
+	# the thread waits nearly all the time: most of each recording (the
+	# waits under way at its start and end are not counted; its end comes
+	# up to a poll round after sleep's)
+	awk -v p="$p" -v t="$t" 'BEGIN { exit !(p >= 0.8 && p <= 1.5 && t >= 0.8 && t <= 1.5) }'
+}
