@@ -39,8 +39,15 @@ struct agg_counts_map {
 	__type(value, struct prec_agg_val);
 };
 
+/* An includer whose programs never run in NMI may allocate the stacks
+ * as they come (BPF_F_NO_PREALLOC): bpf/offcpu.bpf.c. */
+#ifndef AGG_STACKS_FLAGS
+#define AGG_STACKS_FLAGS	0
+#endif
+
 struct agg_stacks_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, AGG_STACKS_FLAGS);
 	__uint(max_entries, 1);			/* sized by user space */
 	__type(key, __u64);
 	__type(value, __u64[PREC_AGG_STACK_WORDS]);

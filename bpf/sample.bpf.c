@@ -12,6 +12,8 @@
 #include <bpf/bpf_core_read.h>
 
 #include "precord/bpf_abi.h"
+#include "cgroup_filter.bpf.h"	/* -G */
+#include "drops.bpf.h"
 #include "targets.bpf.h"
 #include "unwind.bpf.h"
 
@@ -28,17 +30,6 @@ const volatile __u64 wakeup_bytes = 1 << 20;
 
 /* --all-cgroups: each sample carries its task's cgroup2 id. */
 const volatile bool want_cgroup = false;
-/* -G: only samples of tasks in the cgroup at index 0 of only_cgroup (its
- * fd, put there by user space) or in its descendants, as a perf event
- * bound to a cgroup counts them (the kernel's perf_cgroup_match). */
-const volatile bool cgroup_filter = false;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} only_cgroup SEC(".maps");
 
 /*
  * Set by user space when the recording starts, after the synthesis of
@@ -70,34 +61,12 @@ struct {
 	__uint(max_entries, 8 << 20);		/* resized by user space */
 } events SEC(".maps");
 
-/* Samples that did not fit in the ring buffer, per CPU. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} drops SEC(".maps");
-
-/* A prec_sample followed by room for both stacks. */
-struct sample_buf {
-	__u64 words[sizeof(struct prec_sample) / 8 + 2 * PREC_MAX_STACK];
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct sample_buf);
 } scratch SEC(".maps");
-
-static __always_inline void count_drop(void)
-{
-	__u32 zero = 0;
-	__u64 *d = bpf_map_lookup_elem(&drops, &zero);
-
-	if (d)
-		*d += 1;
-}
 
 /*
  * Fill the fixed part of the sample and its stacks (kernel and, unless
@@ -116,8 +85,7 @@ static __always_inline long fill_sample(struct bpf_perf_event_data *ctx,
 		return -1;
 	if (!is_target(tgid, tid))
 		return -1;
-	/* 1: under it; 0: not; < 0: no cgroup in the map, nothing kept */
-	if (cgroup_filter && bpf_current_task_under_cgroup(&only_cgroup, 0) != 1)
+	if (!cgroup_ok())
 		return -1;
 	s->hdr.type = PREC_REC_SAMPLE;
 	s->pid = tgid;

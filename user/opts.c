@@ -16,7 +16,7 @@ enum {
 	OPT_NO_JIT, OPT_JITDUMP, OPT_PERF_MAP, OPT_MLPD, OPT_DURATION,
 	OPT_BUILDID_DIR, OPT_VERSION, OPT_JIT_MAX_BYTES, OPT_UNWIND_MAX_BYTES,
 	OPT_SWITCH_OUTPUT, OPT_SWITCH_MAX_FILES, OPT_AGGREGATE, OPT_ALL_CGROUPS,
-	OPT_PUSH, OPT_HOST, OPT_BUILDID_CACHE_MAX,
+	OPT_PUSH, OPT_HOST, OPT_BUILDID_CACHE_MAX, OPT_OFF_CPU, OPT_OFF_CPU_THRESH,
 };
 
 static const struct option long_opts[] = {
@@ -54,6 +54,8 @@ static const struct option long_opts[] = {
 	{ "switch-max-files", required_argument, NULL, OPT_SWITCH_MAX_FILES },
 	{ "aggregate", no_argument, NULL, OPT_AGGREGATE },
 	{ "all-cgroups", no_argument, NULL, OPT_ALL_CGROUPS },
+	{ "off-cpu", optional_argument, NULL, OPT_OFF_CPU },
+	{ "off-cpu-thresh", required_argument, NULL, OPT_OFF_CPU_THRESH },
 	{ "cgroup", required_argument, NULL, 'G' },
 	{ "push", required_argument, NULL, OPT_PUSH },
 	{ "host", required_argument, NULL, OPT_HOST },
@@ -107,6 +109,14 @@ void opts_usage(FILE *f)
 "  -m, --mmap-pages N      ring buffer size in 4 KiB pages (power of two)\n"
 "      --all-cgroups       record each sample's cgroup (cgroup2) and the\n"
 "                          cgroups' paths, for perf report --sort cgroup\n"
+"      --off-cpu[=user]    also record where threads wait (asleep, not\n"
+"                          preempted) as perf's offcpu-time event: stacks\n"
+"                          taken at the switch, waits summed in the kernel,\n"
+"                          PERIOD = nanoseconds off the CPU; =user: user\n"
+"                          frames only (as perf; the kernel's unwinder is\n"
+"                          most of the cost per switch)\n"
+"      --off-cpu-thresh MS  waits of at least MS milliseconds (default 500)\n"
+"                          are written one by one, at the time they end\n"
 "Tracing:\n"
 "      --trace [BIN:]GLOB  trace entry and exit of matching functions\n"
 "                          (repeatable; BIN is a path or library name)\n"
@@ -473,6 +483,19 @@ int opts_parse(int argc, char **argv, struct prec_opts *o)
 		case OPT_ALL_CGROUPS:
 			o->all_cgroups = true;
 			break;
+		case OPT_OFF_CPU:
+			o->off_cpu = true;
+			if (optarg && strcmp(optarg, "user"))
+				return bad("bad --off-cpu=%s: give --off-cpu, or --off-cpu=user for user frames only",
+					   optarg);
+			o->off_cpu_user = optarg != NULL;
+			break;
+		case OPT_OFF_CPU_THRESH:
+			if (parse_u64(optarg, &o->off_cpu_thresh_ms) || !o->off_cpu_thresh_ms ||
+			    o->off_cpu_thresh_ms > 1000000000ULL)
+				return bad("bad --off-cpu-thresh '%s': give milliseconds from 1 to 1000000000",
+					   optarg);
+			break;
 		case 'G':
 			o->cgroup = optarg;
 			break;
@@ -517,6 +540,10 @@ int opts_parse(int argc, char **argv, struct prec_opts *o)
 		return bad("%s", "-G/--cgroup filters samples only, not --trace: record the cgroup's processes with -p instead");
 	if (o->aggregate && o->dwarf_stack_size)
 		return bad("%s", "--aggregate cannot count --call-graph dwarf samples (each carries its own stack copy): use -g");
+	if (o->off_cpu_thresh_ms && !o->off_cpu)
+		return bad("%s", "--off-cpu-thresh needs --off-cpu");
+	if (o->off_cpu && !o->off_cpu_thresh_ms)
+		o->off_cpu_thresh_ms = 500;	/* perf's default */
 	if (o->unwind_max_bytes && !o->ehframe)
 		return bad("%s", "--unwind-max-bytes needs --call-graph ehframe");
 	if (o->unwind_max_bytes && (o->unwind_max_bytes < (64u << 10) ||

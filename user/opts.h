@@ -33,6 +33,9 @@ struct prec_opts {
 	int switch_max_files;		/* --switch-max-files N, 0 = keep all */
 	bool aggregate;			/* --aggregate: identical stacks counted in BPF */
 	bool all_cgroups;		/* --all-cgroups */
+	bool off_cpu;			/* --off-cpu: waiting time as offcpu-time */
+	bool off_cpu_user;		/* --off-cpu=user: user frames only */
+	__u64 off_cpu_thresh_ms;	/* --off-cpu-thresh: waits written one by one */
 	char *cgroup;			/* -G/--cgroup NAME: only that cgroup's tasks */
 	char *push_url;			/* --push URL: push each finished file */
 	char *host;			/* --host NAME: the host's name in the store */

@@ -195,7 +195,8 @@ void aggregator__print_stats(const struct aggregator *a)
 
 struct bpf_backend {
 	struct agg_maps m;
-	const struct bpf_sampler *sampler;	/* the counters */
+	agg_stats_fn stats;		/* the counters */
+	void *stats_ctx;
 	__u64 *stack_ids;		/* capacity: for clear_stacks */
 };
 
@@ -262,7 +263,12 @@ static int bpf_stats(void *ctx, struct prec_agg_stats *sum)
 {
 	struct bpf_backend *b = ctx;
 
-	return bpf_sampler__agg_stats(b->sampler, sum);
+	return b->stats(b->stats_ctx, sum);
+}
+
+static int sampler_stats(void *ctx, struct prec_agg_stats *sum)
+{
+	return bpf_sampler__agg_stats(ctx, sum);
 }
 
 static void bpf_backend_free(struct bpf_backend *b)
@@ -273,21 +279,22 @@ static void bpf_backend_free(struct bpf_backend *b)
 	free(b);
 }
 
-struct aggregator *aggregator__new_bpf(const struct bpf_sampler *sampler, agg_sink_fn sink,
-				       void *sink_ctx)
+struct aggregator *aggregator__new_maps(const struct agg_maps *m, agg_stats_fn stats,
+					void *stats_ctx, agg_sink_fn sink, void *sink_ctx)
 {
 	struct bpf_backend *b = calloc(1, sizeof(*b));
 	struct agg_backend be = {
 		.activate = bpf_activate, .take_counts = bpf_take_counts,
-		.stack = bpf_stack, .clear_stacks = bpf_clear_stacks, .stats = bpf_stats,
-		.ctx = b,
+		.stack = bpf_stack, .clear_stacks = bpf_clear_stacks,
+		.stats = stats ? bpf_stats : NULL, .ctx = b,
 	};
 	struct aggregator *a;
 
 	if (!b)
 		return NULL;
-	bpf_sampler__agg_maps(sampler, &b->m);
-	b->sampler = sampler;
+	b->m = *m;
+	b->stats = stats;
+	b->stats_ctx = stats_ctx;
 	b->stack_ids = calloc(b->m.capacity ? b->m.capacity : 1, sizeof(*b->stack_ids));
 	a = b->stack_ids ? aggregator__new(&be, b->m.capacity, sink, sink_ctx) : NULL;
 	if (!a) {
@@ -297,4 +304,14 @@ struct aggregator *aggregator__new_bpf(const struct bpf_sampler *sampler, agg_si
 	}
 	a->owned_backend = b;
 	return a;
+}
+
+struct aggregator *aggregator__new_bpf(const struct bpf_sampler *sampler, agg_sink_fn sink,
+				       void *sink_ctx)
+{
+	struct agg_maps m;
+
+	bpf_sampler__agg_maps(sampler, &m);
+	/* the sampler outlives the aggregator; its counters are only read */
+	return aggregator__new_maps(&m, sampler_stats, (void *)sampler, sink, sink_ctx);
 }

@@ -54,6 +54,12 @@ struct aggregator *aggregator__new(const struct agg_backend *be, __u32 capacity,
 /* The same on the BPF sampler's maps and counters (b outlives it). */
 struct aggregator *aggregator__new_bpf(const struct bpf_sampler *b, agg_sink_fn sink,
 				       void *sink_ctx);
+/* The same on the maps of another BPF object that includes
+ * bpf/aggregate.bpf.h (m copied); stats sums its agg_stats (NULL: no
+ * early flushes). */
+typedef int (*agg_stats_fn)(void *ctx, struct prec_agg_stats *sum);
+struct aggregator *aggregator__new_maps(const struct agg_maps *m, agg_stats_fn stats,
+					void *stats_ctx, agg_sink_fn sink, void *sink_ctx);
 void aggregator__free(struct aggregator *a);			/* NULL-safe */
 
 /*

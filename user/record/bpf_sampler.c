@@ -13,6 +13,7 @@
 #include "precord/bpf_abi.h"
 #include "precord/unwind_abi.h"
 #include "record/aggregator.h"
+#include "record/percpu.h"
 #include "sample.skel.h"
 #include "util/buf.h"
 #include "util/log.h"
@@ -26,7 +27,7 @@ struct bpf_sampler {
 	struct ring_buffer *rb;
 	bpf_record_fn fn;
 	void *ctx;
-	struct pbuf stash;	/* records of pump(): u32 size, data, 8-aligned */
+	struct pbuf stash;	/* records of pump(): u64 size, data, 8-aligned */
 	bool stashing;
 };
 
@@ -209,7 +210,8 @@ static int load(struct bpf_sampler *b, const struct prec_opts *o)
 static int on_ring_record(void *ctx, void *data, size_t size)
 {
 	struct bpf_sampler *b = ctx;
-	__u32 len = (__u32)size;
+	__u64 len = size;	/* 8 bytes: the record after it 8-aligned, as
+				 * in the ring (its u64 fields are read so) */
 
 	if (!b->stashing)
 		return b->fn ? b->fn(b->ctx, data, size) : 0;
@@ -263,14 +265,14 @@ int bpf_sampler__consume(struct bpf_sampler *b)
 {
 	int err = 0, n = 0;
 
-	for (size_t off = 0; off + 4 <= b->stash.len && !err; n++) {
-		__u32 len;
+	for (size_t off = 0; off + 8 <= b->stash.len && !err; n++) {
+		__u64 len;
 
 		memcpy(&len, b->stash.data + off, sizeof(len));
-		if (off + 4 + len > b->stash.len)
+		if (len > b->stash.len - off - 8)
 			break;		/* its data did not fit (ENOMEM) */
-		err = b->fn ? b->fn(b->ctx, b->stash.data + off + 4, len) : 0;
-		off = align_up(off + 4 + len, 8);
+		err = b->fn ? b->fn(b->ctx, b->stash.data + off + 8, (size_t)len) : 0;
+		off = align_up(off + 8 + len, 8);
 	}
 	pbuf_reset(&b->stash);
 	if (err < 0)
@@ -342,17 +344,10 @@ void bpf_sampler__follow_exec(struct bpf_sampler *b, pid_t pid)
 
 __u64 bpf_sampler__drops(const struct bpf_sampler *b)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	__u64 *v = calloc((size_t)ncpu, sizeof(__u64)), sum = 0;
-	__u32 zero = 0;
+	__u64 sum;
 
-	if (!v)
-		return 0;
-	if (!bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.drops), &zero, v))
-		for (int i = 0; i < ncpu; i++)
-			sum += v[i];
-	free(v);
-	return sum;
+	percpu__sum_u64(bpf_map__fd(b->skel->maps.drops), &sum);
+	return sum;		/* 0 when unreadable */
 }
 
 __u64 bpf_sampler__targets_full(const struct bpf_sampler *b, __u32 *capacity)
@@ -376,24 +371,5 @@ void bpf_sampler__agg_maps(const struct bpf_sampler *b, struct agg_maps *m)
 
 int bpf_sampler__agg_stats(const struct bpf_sampler *b, struct prec_agg_stats *sum)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	struct prec_agg_stats *v;
-	__u32 zero = 0;
-	int err = 0;
-
-	memset(sum, 0, sizeof(*sum));
-	if (ncpu <= 0)
-		return ncpu ? ncpu : -EINVAL;
-	v = calloc((size_t)ncpu, sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	if (bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.agg_stats), &zero, v))
-		err = -errno;
-	for (int i = 0; !err && i < ncpu; i++) {
-		sum->taken += v[i].taken;
-		sum->full += v[i].full;
-		sum->inserts += v[i].inserts;
-	}
-	free(v);
-	return err;
+	return percpu__sum_agg_stats(bpf_map__fd(b->skel->maps.agg_stats), sum);
 }

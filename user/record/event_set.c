@@ -71,15 +71,15 @@ static const struct event_name *find_event(const char *name)
  * frequency (and with --aggregate, whose samples weigh several), CPU with
  * -a or -C, CALLCHAIN with -g, CGROUP with --all-cgroups.  The side-band
  * rides on the sampling event as perf's does, so with that one attr in the
- * file no record needs an id.  --trace adds attrs: then every record says its
- * event with IDENTIFIER, in the layout of the trace samples
+ * file no record needs an id.  --trace and --off-cpu add attrs: then every
+ * record says its event with IDENTIFIER, in the layout of the trace samples
  * (PREC_SAMPLE_BASE_BITS).
  */
 static __u64 sample_type(const struct prec_opts *o)
 {
 	__u64 t = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
 
-	if (o->nr_trace_specs)
+	if (o->nr_trace_specs || o->off_cpu)	/* more attrs: ids (offcpu.h) */
 		t |= PREC_SAMPLE_BASE_BITS;
 	if (!o->period || o->aggregate)	/* aggregated: count x period */
 		t |= PERF_SAMPLE_PERIOD;

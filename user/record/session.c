@@ -32,6 +32,7 @@
 #include "record/event_set.h"
 #include "record/file_features.h"
 #include "record/jit_sources.h"
+#include "record/offcpu.h"
 #include "record/output.h"
 #include "record/rings.h"
 #include "record/rotation.h"
@@ -58,6 +59,7 @@ struct session {
 	struct sample_converter *conv;
 	struct rings *rings;		/* what feeds conv */
 	struct aggregator *agg;		/* NULL: no --aggregate */
+	struct offcpu *off;		/* NULL: no --off-cpu */
 	struct unwinder *unwind;	/* NULL: no --call-graph ehframe */
 	struct cgroup_mount *cgroups;	/* --all-cgroups, -G: the cgroup2 mount */
 	int cgroup_fd;			/* -G's cgroup, -1: none */
@@ -97,6 +99,20 @@ static int setup_unwinder(struct session *s)
 		.mapped = unwinder__mmap, .ctx = s->unwind,
 	});
 	return 0;
+}
+
+/* --off-cpu: on the sampler's targets (and unwind tables). */
+static int setup_offcpu(struct session *s)
+{
+	struct unwind_map_fds fds;
+
+	if (s->o->ehframe)
+		bpf_sampler__unwind_maps(s->bpf, &fds);
+	return offcpu__new(&s->off, &(struct offcpu_config){
+		.o = s->o, .targets_fd = bpf_sampler__targets_fd(s->bpf),
+		.unwind = s->o->ehframe ? &fds : NULL, .cgroup_fd = s->cgroup_fd,
+		.dt = s->dt, .id_type = s->id_type,
+	});
 }
 
 static int make_converter(struct session *s)
@@ -175,6 +191,8 @@ static int begin_file(void *ctx)
 	err = event_set__add_evsel(s->ev, s->w, s->o->trace_args ? PERF_SAMPLE_REGS_USER : 0);
 	if (!err)
 		err = tracing__add_evsels(s->trace, s->w);
+	if (!err)
+		err = offcpu__add_evsel(s->off, s->w);
 	if (err < 0)
 		return err;
 	err = s->conv ? 0 : make_converter(s);
@@ -193,8 +211,9 @@ static int begin_file(void *ctx)
 static int before_switch(void *ctx, __u64 t)
 {
 	struct session *s = ctx;
+	int err = aggregator__flush(s->agg, t - 1);
 
-	return aggregator__flush(s->agg, t - 1);
+	return err ? err : offcpu__flush(s->off, t - 1);
 }
 
 static int setup(struct session *s)
@@ -243,6 +262,9 @@ static int setup(struct session *s)
 	if (err)
 		return err;
 	s->id_type = event_set__id_type(s->ev);
+	err = setup_offcpu(s);
+	if (err)
+		return err;
 	err = rotation__new(&s->rot, &(struct rotation_config){
 		.o = o, .id_type = s->id_type, .dt = s->dt, .jit = s->jit, .ff = s->ff,
 		.hooks = { .ctx = s, .before = before_switch, .begin = begin_file },
@@ -281,6 +303,8 @@ static int round_trip(struct session *s, __u64 mark, __u64 prev_mark)
 		err = rings__drain(s->rings, s->w);
 	if (!err)
 		err = aggregator__round(s->agg, clock_ns(CLOCK_MONOTONIC));
+	if (!err)
+		err = offcpu__round(s->off, clock_ns(CLOCK_MONOTONIC));
 	if (!err)
 		err = jit_sources__poll(s->jit, s->start_ns);
 	if (!err)
@@ -347,6 +371,7 @@ static int start(struct session *s)
 			     (__u64)tv.tv_sec * 1000000000ULL + (__u64)tv.tv_usec * 1000ULL);
 	record_signals_catch_stop(s->rot != NULL);
 	bpf_sampler__start(s->bpf);
+	offcpu__start(s->off);
 	err = target_set__release(s->targets);
 	if (!err && !s->o->quiet && s->o->verbose)
 		pr_info("recording; press Ctrl-C to stop");
@@ -367,6 +392,8 @@ static int finish_file(struct session *s)
 	err = stopped ? 0 : rings__drain(s->rings, s->w);
 	if (!err && !stopped)
 		err = aggregator__flush(s->agg, clock_ns(CLOCK_MONOTONIC));
+	if (!err && !stopped)
+		err = offcpu__flush(s->off, clock_ns(CLOCK_MONOTONIC));
 	if (!err)
 		err = tracing__finish(s->trace, s->w);
 	if (!err && !stopped)
@@ -404,6 +431,7 @@ static void print_summary(struct session *s)
 			(unsigned long long)full, capacity);
 	aggregator__print_stats(s->agg);
 	dso_table__print_stats(s->dt);
+	offcpu__print_stats(s->off);
 	sample_converter__print_stats(s->conv);
 }
 
@@ -444,6 +472,7 @@ static void teardown(struct session *s)
 	event_set__free(s->ev);
 	bpf_sampler__free(s->bpf);
 	aggregator__free(s->agg);
+	offcpu__free(s->off);
 	rings__free(s->rings);
 	sample_converter__free(s->conv);
 	unwinder__free(s->unwind);

@@ -38,6 +38,7 @@ struct psample {
 	size_t nr;
 	__u64 count, period;
 	__s64 comm, pid;
+	__u64 offcpu_ns;		/* --off-cpu's waits on this stack */
 };
 
 struct builder {
@@ -189,6 +190,10 @@ static int on_sample(void *ctx, const struct profile_sample *s)
 		*v = b->nr_samples++;
 	}
 	ps = &b->samples[*v];
+	if (s->offcpu) {
+		ps->offcpu_ns += s->period;
+		return 0;
+	}
 	ps->count++;
 	ps->period += s->period;
 	return 0;
@@ -223,8 +228,8 @@ static bool period_is_ns(__u32 type, __u64 config)
 
 /* Everything the Profile message points to, owned here. */
 struct packed {
-	PValueType types[2], period_type;
-	PValueType *type_ptrs[2];
+	PValueType types[3], period_type;
+	PValueType *type_ptrs[3];
 	PSample *samples;
 	PSample **sample_ptrs;
 	PLabel *labels;
@@ -253,7 +258,7 @@ static void packed_free(struct packed *p)
 static int assemble(struct builder *b, const struct profile_info *info, bool ns,
 		    const char *in, PProfile *pr, struct packed *p)
 {
-	size_t ns_ = b->nr_samples;
+	size_t ns_ = b->nr_samples, nv = info->offcpu_samples ? 3 : 2;
 	char comment[512];
 
 	p->types[0] = (PValueType)PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
@@ -266,6 +271,11 @@ static int assemble(struct builder *b, const struct profile_info *info, bool ns,
 	p->period_type = p->types[1];
 	p->type_ptrs[0] = &p->types[0];
 	p->type_ptrs[1] = &p->types[1];
+	/* --off-cpu: the nanoseconds waited, a sample type of its own */
+	p->types[2] = p->types[0];
+	p->types[2].type = str_id(b, "offcpu");
+	p->types[2].unit = str_id(b, "nanoseconds");
+	p->type_ptrs[2] = &p->types[2];
 	snprintf(comment, sizeof(comment), "precord export --pprof of %s", in);
 	p->comments[0] = str_id(b, comment);
 	snprintf(comment, sizeof(comment), "host %s, kernel %s%s", *info->host ? info->host : "?",
@@ -283,7 +293,7 @@ static int assemble(struct builder *b, const struct profile_info *info, bool ns,
 	p->sample_ptrs = calloc(ns_ + 1, sizeof(*p->sample_ptrs));
 	p->labels = calloc(2 * ns_ + 1, sizeof(*p->labels));
 	p->label_ptrs = calloc(2 * ns_ + 1, sizeof(*p->label_ptrs));
-	p->values = calloc(2 * ns_ + 1, sizeof(*p->values));
+	p->values = calloc(nv * ns_ + 1, sizeof(*p->values));
 	p->fn_ptrs = calloc(b->nr_fns + 1, sizeof(*p->fn_ptrs));
 	p->map_ptrs = calloc(b->nr_maps + 1, sizeof(*p->map_ptrs));
 	p->loc_ptrs = calloc(b->nr_locs + 1, sizeof(*p->loc_ptrs));
@@ -298,10 +308,12 @@ static int assemble(struct builder *b, const struct profile_info *info, bool ns,
 		*s = (PSample)PERFTOOLS__PROFILES__SAMPLE__INIT;
 		s->n_location_id = b->samples[i].nr;
 		s->location_id = (uint64_t *)b->samples[i].locs;
-		p->values[2 * i] = (__s64)b->samples[i].count;
-		p->values[2 * i + 1] = (__s64)b->samples[i].period;
-		s->n_value = 2;
-		s->value = (int64_t *)&p->values[2 * i];
+		p->values[nv * i] = (__s64)b->samples[i].count;
+		p->values[nv * i + 1] = (__s64)b->samples[i].period;
+		if (nv > 2)
+			p->values[nv * i + 2] = (__s64)b->samples[i].offcpu_ns;
+		s->n_value = nv;
+		s->value = (int64_t *)&p->values[nv * i];
 		l[0] = (PLabel)PERFTOOLS__PROFILES__LABEL__INIT;
 		l[1] = l[0];
 		l[0].key = str_id(b, "comm");
@@ -328,7 +340,7 @@ static int assemble(struct builder *b, const struct profile_info *info, bool ns,
 	}
 	if (b->err)
 		return b->err;
-	pr->n_sample_type = 2;
+	pr->n_sample_type = nv;
 	pr->sample_type = p->type_ptrs;
 	pr->n_sample = ns_;
 	pr->sample = p->sample_ptrs;
@@ -382,7 +394,7 @@ static int write_gz(const char *out, const void *data, size_t len)
 int pprof_export(const char *in, const char *out, const struct pprof_opts *o)
 {
 	struct builder b = { 0 };
-	struct profile_opts po = { .cache = o ? o->cache : NULL };
+	struct profile_opts po = { .cache = o ? o->cache : NULL, .with_offcpu = true };
 	struct profile_info info = { 0 };
 	PProfile pr = PERFTOOLS__PROFILES__PROFILE__INIT;
 	struct packed p = { 0 };

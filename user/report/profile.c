@@ -17,8 +17,18 @@ struct run {
 	profile_sample_cb cb;
 	void *ctx;
 	struct profile_info *info;
+	bool with_offcpu;		/* profile_opts.with_offcpu */
 	int err;
 };
+
+/* perf's off-CPU event (record/offcpu.h): told by its type and config, as
+ * perf tells it (with its name, which only EVENT_DESC has). */
+static bool is_offcpu(const struct perf_reader *r, size_t idx)
+{
+	const struct perf_event_attr *a = perf_reader__attr(r, idx);
+
+	return a && a->type == PERF_TYPE_SOFTWARE && a->config == PERF_COUNT_SW_BPF_OUTPUT;
+}
 
 static int on_event(void *ctx, const struct perf_event_view *ev)
 {
@@ -39,7 +49,14 @@ static int on_event(void *ctx, const struct perf_event_view *ev)
 		.comm = symbolizer__comm(run->s, ev->sample.tid),
 		.cgroup_id = ev->sample.cgroup, .period = ev->sample.period,
 		.weight = ev->sample.weight, .attr = ev->sample.attr, .frames = run->frames,
+		.offcpu = is_offcpu(run->r, (size_t)ev->sample.attr),
 	};
+	if (ps.offcpu && !run->with_offcpu) {
+		run->info->offcpu_skipped++;
+		return 0;
+	}
+	if (ps.offcpu)
+		run->info->offcpu_samples++;
 	if (!ps.comm) {
 		snprintf(comm, sizeof(comm), ":%u", ev->sample.tid);
 		ps.comm = comm;
@@ -50,7 +67,8 @@ static int on_event(void *ctx, const struct perf_event_view *ev)
 	if (!run->info->samples++)
 		run->info->first_time = ps.time;
 	run->info->last_time = ps.time;
-	run->info->period += ps.period;
+	if (!ps.offcpu)
+		run->info->period += ps.period;
 	return run->cb(run->ctx, &ps);
 }
 
@@ -69,6 +87,7 @@ int profile__read(const char *path, const struct profile_opts *o, profile_sample
 
 	memset(info, 0, sizeof(*info));
 	run.max = o && o->max_frames ? o->max_frames : PROFILE_MAX_FRAMES;
+	run.with_offcpu = o && o->with_offcpu;
 	run.r = perf_reader__open(path);
 	if (!run.r)
 		return -errno;

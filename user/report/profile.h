@@ -19,6 +19,7 @@
 #ifndef PRECORD_REPORT_PROFILE_H
 #define PRECORD_REPORT_PROFILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 
@@ -36,6 +37,7 @@ struct profile_sample {
 	__u64 period;			/* the sample's period (1 without PERIOD and with -F) */
 	__u64 weight;			/* PERF_SAMPLE_WEIGHT; 0 without */
 	int attr;			/* index of the sample's event */
+	bool offcpu;			/* of the offcpu-time event: period = ns waited */
 	size_t nr_frames;		/* >= 1 */
 	const struct sym_frame *frames;	/* leaf first: frames[0] is where it ran */
 };
@@ -46,6 +48,8 @@ typedef int (*profile_sample_cb)(void *ctx, const struct profile_sample *s);
 struct profile_opts {
 	struct sym_cache *cache;	/* NULL: a cache for this call alone */
 	size_t max_frames;		/* 0: PROFILE_MAX_FRAMES */
+	bool with_offcpu;		/* also the offcpu-time samples (--off-cpu's,
+					 * PERIOD = ns waited); false: skipped */
 };
 
 /* What the file said about itself, for the caller to keep. */
@@ -55,6 +59,8 @@ struct profile_info {
 	__u64 samples;			/* delivered to the callback */
 	__u64 period;			/* their total period */
 	__u64 lost, bad;		/* lost samples; records skipped as corrupt */
+	__u64 offcpu_skipped;		/* offcpu-time samples left out (!with_offcpu) */
+	__u64 offcpu_samples;		/* offcpu-time samples delivered */
 	__u64 first_time, last_time;	/* of the samples */
 	__u32 nr_attrs;
 	__u32 attr_type;		/* attr 0's type and config (the event) */
