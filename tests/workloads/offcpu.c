@@ -10,8 +10,8 @@
  *       system calls are made from those functions themselves (inline
  *       syscall), so frame-pointer stacks name them; libc: through libc's
  *       nanosleep() and poll() (for --call-graph ehframe).
- *       truth sleep=S poll=S wall=S cpu=S   (the thread's wall and CPU time
- *       of the loop, in seconds)
+ *       truth sleep=S poll=S wall=S cpu=S sleeps=N   (the thread's wall
+ *       and CPU time of the loop, in seconds; N calls of each function)
  *   offcpu lock SECS TRUTH
  *       two threads for SECS: lock_holder takes a mutex and holds it 10 ms
  *       (asleep), releases it, sleeps 2 ms; lock_waiter takes the mutex
@@ -90,6 +90,7 @@ NOINLINE static int run_waits(double secs, const char *truth)
 {
 	double w0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_THREAD_CPUTIME_ID);
 	double slept = 0, polled = 0, wall, cpu;
+	long rounds = 0;
 	FILE *f;
 
 	if (pipe(pipe_fds))
@@ -97,13 +98,15 @@ NOINLINE static int run_waits(double secs, const char *truth)
 	while (now(CLOCK_MONOTONIC) - w0 < secs) {
 		slept += wait_sleep();
 		polled += wait_poll();
+		rounds++;
 	}
 	wall = now(CLOCK_MONOTONIC) - w0;
 	cpu = now(CLOCK_THREAD_CPUTIME_ID) - c0;
 	f = fopen(truth, "a");
 	if (!f)
 		return 1;
-	fprintf(f, "truth sleep=%.6f poll=%.6f wall=%.6f cpu=%.6f\n", slept, polled, wall, cpu);
+	fprintf(f, "truth sleep=%.6f poll=%.6f wall=%.6f cpu=%.6f sleeps=%ld\n", slept, polled, wall,
+		cpu, rounds);
 	return fclose(f) ? 1 : 0;
 }
 

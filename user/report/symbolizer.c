@@ -189,7 +189,6 @@ struct sdso {
 /* A process: its mappings (shared with its parent until either changes). */
 struct sproc {
 	struct maptree maps;
-	bool threads;			/* other threads than the leader seen */
 };
 
 /* Values of a keymap kept in an array, so they can be freed: the map
@@ -726,7 +725,6 @@ static int on_mmap(struct symbolizer *s, const struct perf_event_view *ev)
 	p = proc_get(s, m->pid, true);
 	if (!p)
 		return -ENOMEM;
-	p->threads |= m->tid != m->pid;
 	return maptree__insert(&p->maps, &s->pool, &r);
 }
 
@@ -745,12 +743,8 @@ static int on_fork(struct symbolizer *s, const struct perf_event_view *ev)
 		}
 		free(old);
 	}
-	if (ev->task.pid == ev->task.ppid) {	/* a thread: shares its process's maps */
-		parent = proc_get(s, ev->task.pid, false);
-		if (parent && ev->task.tid != ev->task.pid)
-			parent->threads = true;
+	if (ev->task.pid == ev->task.ppid)	/* a thread: shares its process's maps */
 		return 0;
-	}
 	if (over_cap(s))
 		return -E2BIG;
 	parent = proc_get(s, ev->task.ppid, false);
@@ -761,29 +755,11 @@ static int on_fork(struct symbolizer *s, const struct perf_event_view *ev)
 		return 0;
 	/* a new process (perf forgets a reused pid's old one): its
 	 * parent's maps, shared until one of them maps something */
-	child->threads = false;
 	if (parent)
 		maptree__share(&child->maps, &parent->maps, &s->pool);
 	else
 		maptree__release(&child->maps, &s->pool);
 	return 0;
-}
-
-/*
- * The leader's EXIT: its samples are all delivered (they are older), so a
- * single-threaded process's maps are dropped (a child still sharing them
- * keeps them).  Other threads may outlive the leader (it can call
- * pthread_exit) and be sampled after its EXIT: a process that had threads
- * keeps its maps as perf report keeps them, until its pid is reused.
- */
-static void on_exit_event(struct symbolizer *s, const struct perf_event_view *ev)
-{
-	struct sproc *p = proc_get(s, ev->task.pid, false);
-
-	if (!p || ev->task.tid != ev->task.pid || p->threads)
-		return;
-	maptree__release(&p->maps, &s->pool);
-	s->st.exits_freed++;
 }
 
 static int set_string(struct table *t, __u64 key, const char *str)
@@ -809,9 +785,12 @@ int symbolizer__event(struct symbolizer *s, const struct perf_event_view *ev)
 		return set_string(&s->comms, ev->comm.tid, ev->comm.comm);
 	case PERF_RECORD_FORK:
 		return on_fork(s, ev);
-	case PERF_RECORD_EXIT:
-		on_exit_event(s, ev);
-		return 0;
+	/* PERF_RECORD_EXIT drops nothing, as perf report keeps an exited
+	 * process's maps until its pid is reused: samples may follow the
+	 * EXIT in the file (other threads after the leader's pthread_exit,
+	 * --off-cpu's sums written when the recording ends).  Memory stays
+	 * linear in the file: a child shares its parent's maps until it
+	 * maps something, and each mapping is a record of the file. */
 	case PERF_RECORD_CGROUP:
 		return set_string(&s->cgroups, ev->cgroup.id, ev->cgroup.path);
 	default:
@@ -904,12 +883,6 @@ size_t symbolizer__frames(struct symbolizer *s, const struct perf_event_view *ev
 
 	if (!max || ev->type != PERF_RECORD_SAMPLE)
 		return 0;
-	if (sm->tid != sm->pid) {
-		struct sproc *p = proc_get(s, sm->pid, false);
-
-		if (p)
-			p->threads = true;
-	}
 	for (__u64 i = 0; sm->callchain && i < sm->nr_callchain && n < max; i++) {
 		__u64 ip = sm->callchain[i];
 

@@ -104,7 +104,6 @@ struct symbolizer_stats {
 	__u64 map_nodes;		/* live mapping nodes, shared ones once */
 	__u64 map_copies;		/* nodes copied to unshare them */
 	__u64 map_steps;		/* tree nodes visited (inserts, lookups) */
-	__u64 exits_freed;		/* EXITs that dropped a process's maps */
 	__u64 bytes;			/* held by processes and their mappings */
 };
 const struct symbolizer_stats *symbolizer__stats(struct symbolizer *s);
