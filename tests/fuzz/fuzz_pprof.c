@@ -1,35 +1,42 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Fuzz target for the pprof writer (user/report/pprof.c, through its one
- * entry pprof_export): the input is a script of records from which the
- * harness writes a well-formed perf.data (header, one cpu-clock attr,
- * COMM, MMAP2 and SAMPLE records), so that the fuzzer spends its time on
- * names, counts and stacks rather than on the file's framing (which
- * fuzz_perf_reader covers).  The profile written must gunzip, unpack with
- * protobuf-c's perftools.profiles.Profile, hold only references that
- * exist (string table, locations, mappings, functions), and give back the
- * counts: samples/count sums to the samples written, the second value
- * sums their periods.
+ * Fuzz target for the pprof writer (user/report/pprof.c) in memory: the
+ * input is a script of samples with names of any bytes, given to
+ * pprof__add as profile__read would give them, then packed (pprof__pack),
+ * unpacked with protobuf-c's perftools.profiles.Profile and checked:
+ * every reference exists (string table, mappings, functions, locations),
+ * and every sample given comes back: each output sample is one (pid,
+ * comm, stack) whose frames, mappings, functions and names are those
+ * given, counting the samples given with them and the sum of their
+ * periods (held at 2^63-1, each sample past it counted in
+ * pprof__stats).  No file is read or written: the perf.data side is
+ * fuzz_perf_reader's, pprof_export's file handling export.bats's.
  *
- * Script bytes: op % 3 then its operands —
- *   0 COMM   pid byte, name length byte (% 64), name bytes
- *   1 MMAP2  pid byte, start page byte, pages byte, name length byte
- *            (% 64), name bytes (under /nonexistent/precord-fuzz/: no
- *            file of this machine is opened for a fuzzed name)
- *   2 SAMPLE pid byte, period byte, depth byte (% 8), a byte per frame
- *            (an address: page and offset within the first 16 pages)
- * Files go to a directory of their own in /dev/shm (else /tmp).
+ * Script bytes:
+ *   names  count byte (% 8 + 1), then per name a length byte (% 32) and
+ *          its bytes (a NUL ends it early)
+ *   dsos   count byte (% 4 + 1), then per DSO a flags byte (bit 0: a
+ *          build-id, bit 1: kernel), a name index byte and, with bit 0,
+ *          a build-id name index byte
+ *   event  a byte: bit 0 cpu-clock (else another event), bit 1 -F; then
+ *          a byte for the sample period or frequency
+ *   then samples to the end (at most 16): a byte (pid & 3, comm index
+ *          >> 2), a period byte (bit 7: a period near 2^64, else the
+ *          byte * 1000 + the next byte), a depth byte (255: one frame
+ *          over PROFILE_MAX_FRAMES, which must be refused; else % 8 + 1)
+ *          and per frame a byte (DSO & 3, symbol index >> 2 where the
+ *          names' count is "no symbol", mapped if bit 5, mapping's page
+ *          >> 6) and an address byte.  A frame neither mapped nor of a
+ *          kernel DSO nor with a symbol is [unknown]'s (read_frame).
+ * The caps keep an input's work small: most of the time goes to the
+ * keymap's hashing and ASan's allocator, per frame.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#include <zlib.h>
 
 #include "gen/profile.pb-c.h"
 #include "precord/perf_file.h"
@@ -38,210 +45,154 @@
 
 #define BASE		0x400000ULL
 #define PAGE		4096ULL
-#define MAX_RECORDS	256
+#define MAX_NAMES	8
+#define MAX_DSOS	4
+#define MAX_SAMPLES	16
+#define MAX_DEPTH	8
 
-struct out {
-	uint8_t *p;
-	size_t len, cap;
-};
-
-static void put(struct out *o, const void *p, size_t n)
-{
-	if (o->len + n > o->cap) {
-		size_t cap = o->cap ? o->cap * 2 : 4096;
-
-		while (cap < o->len + n)
-			cap *= 2;
-		o->p = realloc(o->p, cap);
-		if (!o->p)
-			abort();
-		o->cap = cap;
-	}
-	memcpy(o->p + o->len, p, n);
-	o->len += n;
-}
-
-static void put_u32(struct out *o, uint32_t v)
-{
-	put(o, &v, 4);
-}
-
-static void put_u64(struct out *o, uint64_t v)
-{
-	put(o, &v, 8);
-}
-
-/* A NUL-terminated string padded to 8 bytes. */
-static void put_str(struct out *o, const char *s, size_t n)
-{
-	static const uint8_t zero[8];
-
-	put(o, s, n);
-	put(o, zero, 8 - n % 8);
-}
+typedef Perftools__Profiles__Profile PProfile;
 
 struct in {
 	const uint8_t *p, *end;
 };
 
-static int take(struct in *in)
+static unsigned int take(struct in *in)
 {
-	return in->p < in->end ? *in->p++ : -1;
+	return in->p < in->end ? *in->p++ : 0;
 }
 
-/* Up to max bytes of name (a NUL ends it early, as in the kernel's). */
-static size_t take_name(struct in *in, char *buf, size_t max)
+struct script {
+	char names[MAX_NAMES][33];
+	unsigned int nr_names;
+	struct sym_dso dsos[MAX_DSOS];
+	unsigned int nr_dsos;
+	struct profile_sample samples[MAX_SAMPLES];
+	struct sym_frame frames[MAX_SAMPLES][MAX_DEPTH];
+	size_t nr_samples;
+	struct profile_info info;
+};
+
+static void read_names(struct in *in, struct script *sc)
 {
-	int len = take(in);
-	size_t n = len < 0 ? 0 : (size_t)len % max;
+	sc->nr_names = take(in) % MAX_NAMES + 1;
+	for (unsigned int i = 0; i < sc->nr_names; i++) {
+		size_t n = take(in) % 32;
 
-	if (n > (size_t)(in->end - in->p))
-		n = (size_t)(in->end - in->p);
-	memcpy(buf, in->p, n);
-	in->p += n;
-	buf[n] = 0;
-	return strlen(buf);
-}
-
-/* The record header, the body so far, the sample_id_all trailer (TID,
- * TIME) for the non-sample records. */
-static void record(struct out *o, uint32_t type, const struct out *body, uint32_t pid,
-		   uint64_t time)
-{
-	struct perf_event_header h = { type, 0, (uint16_t)(sizeof(h) + body->len +
-							   (type != PERF_RECORD_SAMPLE ? 16 : 0)) };
-
-	put(o, &h, sizeof(h));
-	put(o, body->p, body->len);
-	if (type != PERF_RECORD_SAMPLE) {
-		put_u32(o, pid);
-		put_u32(o, pid);
-		put_u64(o, time);
+		if (n > (size_t)(in->end - in->p))
+			n = (size_t)(in->end - in->p);
+		memcpy(sc->names[i], in->p, n);
+		sc->names[i][n] = 0;
+		in->p += n;
 	}
 }
 
-/* The perf.data of the script; the samples and their periods written. */
-static void write_file(struct in *in, struct out *f, uint64_t *samples, uint64_t *periods)
+static void read_dsos(struct in *in, struct script *sc)
 {
-	struct perf_file_header hdr = { 0 };
-	struct perf_event_attr attr = { 0 };
-	struct perf_file_section ids = { 0 };
-	struct out body = { 0 };
-	uint64_t time = 1000000;
-	int op, nr = 0;
+	sc->nr_dsos = take(in) % MAX_DSOS + 1;
+	for (unsigned int i = 0; i < sc->nr_dsos; i++) {
+		unsigned int flags = take(in);
 
-	attr.type = PERF_TYPE_SOFTWARE;
-	attr.config = PERF_COUNT_SW_CPU_CLOCK;
-	attr.size = PERF_ATTR_WRITE_SIZE;
-	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-			   PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
-	attr.sample_freq = 99;
-	attr.freq = 1;
-	attr.sample_id_all = 1;
-	attr.exclude_kernel = 1;
-	hdr.magic = PERF_MAGIC2;
-	hdr.size = sizeof(hdr);
-	hdr.attr_size = PERF_ATTR_WRITE_SIZE + sizeof(ids);
-	hdr.attrs.offset = sizeof(hdr);
-	hdr.attrs.size = hdr.attr_size;
-	hdr.data.offset = hdr.attrs.offset + hdr.attrs.size;
-	put(f, &hdr, sizeof(hdr));
-	put(f, &attr, PERF_ATTR_WRITE_SIZE);
-	put(f, &ids, sizeof(ids));
-	while (nr++ < MAX_RECORDS && (op = take(in)) >= 0) {
-		uint32_t pid = 100 + (uint32_t)(take(in) & 7);
-		char name[80];
-
-		body.len = 0;
-		time += 1000;
-		if (op % 3 == 0) {
-			size_t n = take_name(in, name, 64);
-
-			put_u32(&body, pid);
-			put_u32(&body, pid);
-			put_str(&body, name, n);
-			record(f, PERF_RECORD_COMM, &body, pid, time);
-		} else if (op % 3 == 1) {
-			uint64_t start = BASE + (uint64_t)(take(in) & 15) * PAGE;
-			uint64_t pages = 1 + (uint64_t)(take(in) & 7);
-			size_t n = (size_t)snprintf(name, sizeof(name), "/nonexistent/precord-fuzz/");
-
-			n += take_name(in, name + n, 48);
-			put_u32(&body, pid);
-			put_u32(&body, pid);
-			put_u64(&body, start);
-			put_u64(&body, pages * PAGE);
-			put_u64(&body, 0);			/* pgoff */
-			put_u32(&body, 0);			/* maj */
-			put_u32(&body, 0);			/* min */
-			put_u64(&body, 1);			/* ino */
-			put_u64(&body, 0);			/* ino_generation */
-			put_u32(&body, 5);			/* PROT_READ | PROT_EXEC */
-			put_u32(&body, 2);			/* MAP_PRIVATE */
-			put_str(&body, name, n);
-			record(f, PERF_RECORD_MMAP2, &body, pid, time);
-		} else {
-			uint64_t period = 1 + (uint64_t)(take(in) & 0xff) * 1000;
-			int depth = 1 + (take(in) & 7);
-			uint64_t ips[8];
-
-			for (int i = 0; i < depth; i++) {
-				int b = take(in);
-
-				ips[i] = BASE + (uint64_t)((b < 0 ? 0 : b) & 15) * PAGE + 16 * (uint64_t)i;
-			}
-			put_u64(&body, ips[0]);
-			put_u32(&body, pid);
-			put_u32(&body, pid);
-			put_u64(&body, time);
-			put_u64(&body, period);
-			put_u64(&body, (uint64_t)depth + 1);
-			put_u64(&body, PERF_CONTEXT_USER);
-			for (int i = 0; i < depth; i++)
-				put_u64(&body, ips[i]);
-			record(f, PERF_RECORD_SAMPLE, &body, pid, time);
-			(*samples)++;
-			*periods += period;
-		}
+		sc->dsos[i].name = sc->names[take(in) % sc->nr_names];
+		sc->dsos[i].build_id = flags & 1 ? sc->names[take(in) % sc->nr_names] : "";
+		sc->dsos[i].kernel = flags & 2;
 	}
-	free(body.p);
-	((struct perf_file_header *)f->p)->data.size = f->len - hdr.data.offset;
 }
 
-static uint8_t *gunzip_file(const char *path, size_t *len)
+/* As the symbolizer makes them, a frame outside every mapping of a
+ * kernel DSO or of [unknown] with no symbol: pprof.c keys a location by
+ * its DSO's name too, but such a frame's name shows nowhere (no mapping,
+ * no function), so two of them would look alike. */
+static void read_frame(struct in *in, const struct script *sc, struct sym_frame *f)
 {
-	gzFile gz = gzopen(path, "rb");
-	uint8_t *buf = NULL;
-	size_t cap = 0;
-	int n;
+	static const struct sym_dso unknown = { .name = "[unknown]", .build_id = "" };
+	unsigned int b = take(in), sym = (b >> 2) % (sc->nr_names + 1);
 
-	*len = 0;
-	if (!gz)
-		abort();
-	do {
-		if (*len + 65536 > cap) {
-			cap = cap ? cap * 2 : 65536;
-			buf = realloc(buf, cap);
-			if (!buf)
+	*f = (struct sym_frame){ .ip = BASE + 16 * (uint64_t)take(in),
+				 .sym = sym < sc->nr_names ? sc->names[sym] : NULL,
+				 .dso = &sc->dsos[(b & 3) % sc->nr_dsos] };
+	if (b & 0x20) {
+		f->map_start = BASE + (uint64_t)(b >> 6) * PAGE;
+		f->map_end = f->map_start + PAGE;
+		f->map_pgoff = (uint64_t)(b >> 6) * PAGE;
+	} else if (!f->dso->kernel && !f->sym) {
+		f->dso = &unknown;
+	}
+}
+
+/* Add the script's samples; those refused (too deep) are not kept. */
+static void add_samples(struct in *in, struct script *sc, struct pprof *pp)
+{
+	static struct sym_frame deep[PROFILE_MAX_FRAMES + 1];
+
+	while (in->p < in->end && sc->nr_samples < MAX_SAMPLES) {
+		struct profile_sample *s = &sc->samples[sc->nr_samples];
+		unsigned int b = take(in), per = take(in), depth = take(in);
+
+		*s = (struct profile_sample){ .pid = b & 3, .comm = sc->names[(b >> 2) % sc->nr_names] };
+		s->tid = s->pid;
+		s->period = per & 0x80 ? UINT64_MAX >> (per & 7) : per * 1000ULL + take(in);
+		if (depth == 255) {
+			read_frame(in, sc, &deep[0]);
+			for (size_t i = 1; i <= PROFILE_MAX_FRAMES; i++)
+				deep[i] = deep[0];
+			s->nr_frames = PROFILE_MAX_FRAMES + 1;
+			s->frames = deep;
+			if (pprof__add(pp, s) != -E2BIG)
 				abort();
+			continue;
 		}
-		n = gzread(gz, buf + *len, 65536);
-		if (n < 0)
+		s->nr_frames = depth % MAX_DEPTH + 1;
+		for (size_t i = 0; i < s->nr_frames; i++)
+			read_frame(in, sc, &sc->frames[sc->nr_samples][i]);
+		s->frames = sc->frames[sc->nr_samples];
+		if (pprof__add(pp, s))
 			abort();
-		*len += (size_t)n;
-	} while (n > 0);
-	gzclose(gz);
-	return buf;
+		sc->nr_samples++;
+	}
 }
 
-static void check_profile(const Perftools__Profiles__Profile *p, uint64_t samples,
-			  uint64_t periods)
-{
-	uint64_t got_samples = 0, got_periods = 0;
-	size_t ns = p->n_string_table;
+/* protobuf-c's unpack allocates each message: from one arena reset per
+ * input instead of malloc (ASan's allocator was most of the time). */
+#define ARENA_BYTES	(4u << 20)
 
-#define STR_OK(i) ((i) >= 0 && (size_t)(i) < ns)
-	if (!ns || strcmp(p->string_table[0], "") || p->n_sample_type != 2)
+static uint8_t arena[ARENA_BYTES] __attribute__((aligned(16)));
+static size_t arena_used;
+
+static void *arena_alloc(void *data, size_t size)
+{
+	void *p = arena + arena_used;
+
+	(void)data;
+	size = (size + 15) & ~(size_t)15;
+	if (size > ARENA_BYTES - arena_used)
+		return NULL;
+	arena_used += size;
+	return p;
+}
+
+static void arena_free(void *data, void *p)
+{
+	(void)data;
+	(void)p;
+}
+
+static ProtobufCAllocator arena_allocator = { arena_alloc, arena_free, NULL };
+
+static size_t nr_strs;
+static char **strs;
+
+#define STR_OK(i) ((i) >= 0 && (size_t)(i) < nr_strs)
+
+static bool str_is(int64_t i, const char *s)
+{
+	return STR_OK(i) && !strcmp(strs[i], s ? s : "");
+}
+
+/* Every reference within its table, ids 1..n in order. */
+static void check_refs(const PProfile *p)
+{
+	if (!nr_strs || strcmp(strs[0], "") || p->n_sample_type != 2 || !p->period_type ||
+	    !STR_OK(p->period_type->type) || !STR_OK(p->period_type->unit))
 		abort();
 	for (size_t i = 0; i < p->n_sample_type; i++)
 		if (!STR_OK(p->sample_type[i]->type) || !STR_OK(p->sample_type[i]->unit))
@@ -257,7 +208,7 @@ static void check_profile(const Perftools__Profiles__Profile *p, uint64_t sample
 	for (size_t i = 0; i < p->n_location; i++) {
 		const Perftools__Profiles__Location *l = p->location[i];
 
-		if (l->id != i + 1 || l->mapping_id > p->n_mapping)
+		if (l->id != i + 1 || l->mapping_id > p->n_mapping || l->n_line > 1)
 			abort();
 		for (size_t j = 0; j < l->n_line; j++)
 			if (!l->line[j]->function_id || l->line[j]->function_id > p->n_function)
@@ -266,76 +217,142 @@ static void check_profile(const Perftools__Profiles__Profile *p, uint64_t sample
 	for (size_t i = 0; i < p->n_sample; i++) {
 		const Perftools__Profiles__Sample *s = p->sample[i];
 
-		if (s->n_value != 2 || s->value[0] <= 0 || s->value[1] < 0)
+		if (s->n_value != 2 || s->value[0] <= 0 || s->value[1] < 0 || s->n_label != 2 ||
+		    !str_is(s->label[0]->key, "comm") || !STR_OK(s->label[0]->str) ||
+		    !str_is(s->label[1]->key, "pid"))
 			abort();
 		for (size_t j = 0; j < s->n_location_id; j++)
 			if (!s->location_id[j] || s->location_id[j] > p->n_location)
 				abort();
-		for (size_t j = 0; j < s->n_label; j++)
-			if (!STR_OK(s->label[j]->key) || !STR_OK(s->label[j]->str))
-				abort();
-		got_samples += (uint64_t)s->value[0];
-		got_periods += (uint64_t)s->value[1];
 	}
 	for (size_t i = 0; i < p->n_comment; i++)
 		if (!STR_OK(p->comment[i]))
 			abort();
-	if (got_samples != samples || got_periods != periods)
-		abort();
-#undef STR_OK
 }
 
-static char dir[64], in_path[96], out_path[96];
-
-static void remove_files(void)
+/* Location id (checked by check_refs) is frame f, with its mapping and
+ * function. */
+static bool frame_is(const PProfile *p, uint64_t id, const struct sym_frame *f)
 {
-	unlink(in_path);
-	unlink(out_path);
-	rmdir(dir);
+	const Perftools__Profiles__Location *l = p->location[id - 1];
+	const Perftools__Profiles__Mapping *m;
+	const Perftools__Profiles__Function *fn;
+
+	if (l->address != f->ip)
+		return false;
+	if (!f->map_end && !f->dso->kernel) {
+		if (l->mapping_id)
+			return false;
+	} else {
+		if (!l->mapping_id)
+			return false;
+		m = p->mapping[l->mapping_id - 1];
+		if (m->memory_start != f->map_start || m->memory_limit != f->map_end ||
+		    m->file_offset != (f->dso->kernel ? 0 : f->map_pgoff) ||
+		    !str_is(m->filename, f->dso->name) || !str_is(m->build_id, f->dso->build_id))
+			return false;
+	}
+	if (!f->sym)
+		return !l->n_line;
+	if (l->n_line != 1)
+		return false;
+	fn = p->function[l->line[0]->function_id - 1];
+	return str_is(fn->name, f->sym) && str_is(fn->system_name, f->sym) &&
+	       str_is(fn->filename, f->dso->name);
+}
+
+static bool sample_is(const PProfile *p, const Perftools__Profiles__Sample *o,
+		      const struct profile_sample *s)
+{
+	if (o->label[1]->num != (int64_t)s->pid || !str_is(o->label[0]->str, s->comm) ||
+	    o->n_location_id != s->nr_frames)
+		return false;
+	for (size_t k = 0; k < s->nr_frames; k++)
+		if (!frame_is(p, o->location_id[k], &s->frames[k]))
+			return false;
+	return true;
+}
+
+/* Each sample given is in exactly one output sample, which counts it and
+ * its period (the running sum held at INT64_MAX, as pprof__add does). */
+static void check_samples(const PProfile *p, const struct script *sc, uint64_t capped)
+{
+	static bool seen[MAX_SAMPLES];
+	uint64_t got_capped = 0;
+
+	memset(seen, 0, sizeof(seen));
+	for (size_t j = 0; j < p->n_sample; j++) {
+		const Perftools__Profiles__Sample *o = p->sample[j];
+		uint64_t count = 0, period = 0;
+
+		for (size_t i = 0; i < sc->nr_samples; i++) {
+			if (!sample_is(p, o, &sc->samples[i]))
+				continue;
+			if (seen[i])
+				abort();	/* one stack in two output samples */
+			seen[i] = true;
+			count++;
+			if (__builtin_add_overflow(period, sc->samples[i].period, &period) ||
+			    period > (uint64_t)INT64_MAX) {
+				period = (uint64_t)INT64_MAX;
+				got_capped++;
+			}
+		}
+		if (!count || o->value[0] != (int64_t)count || o->value[1] != (int64_t)period)
+			abort();
+	}
+	for (size_t i = 0; i < sc->nr_samples; i++)
+		if (!seen[i])
+			abort();
+	if (got_capped != capped)
+		abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static struct sym_cache *cache;
+	static struct script sc;
 	struct in in = { data, data + size };
-	struct out f = { 0 };
-	uint64_t samples = 0, periods = 0;
-	Perftools__Profiles__Profile *p;
+	struct pprof *pp = pprof__new();
+	struct pprof_stats st;
+	unsigned int ev;
+	PProfile *p;
 	uint8_t *pb;
 	size_t len;
-	int fd, err;
+	char source[64];
 
+	if (!pp)
+		abort();
 	log_verbosity = -1;
-	if (!cache) {
-		cache = sym_cache__new("/nonexistent/precord-fuzz-cache");
-		snprintf(dir, sizeof(dir), "/dev/shm/precord-fuzz-pprof.%d", (int)getpid());
-		if (mkdir(dir, 0700) && errno != EEXIST) {
-			snprintf(dir, sizeof(dir), "/tmp/precord-fuzz-pprof.%d", (int)getpid());
-			if (mkdir(dir, 0700) && errno != EEXIST)
-				abort();
-		}
-		snprintf(in_path, sizeof(in_path), "%s/in.data", dir);
-		snprintf(out_path, sizeof(out_path), "%s/out.pb.gz", dir);
-		atexit(remove_files);
-	}
-	write_file(&in, &f, &samples, &periods);
-	fd = open(in_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0 || write(fd, f.p, f.len) != (ssize_t)f.len)
+	sc.nr_samples = 0;
+	read_names(&in, &sc);
+	read_dsos(&in, &sc);
+	ev = take(&in);
+	sc.info.host = sc.names[0];
+	sc.info.osrelease = sc.names[sc.nr_names - 1];
+	sc.info.attr_type = ev & 1 ? PERF_TYPE_SOFTWARE : PERF_TYPE_HARDWARE;
+	sc.info.attr_config = ev & 1 ? PERF_COUNT_SW_CPU_CLOCK : PERF_COUNT_HW_CPU_CYCLES;
+	sc.info.freq = ev & 2;
+	sc.info.sample_period = take(&in);
+	add_samples(&in, &sc, pp);
+	sc.info.samples = sc.nr_samples;
+	snprintf(source, sizeof(source), "fuzz/%s", sc.names[0]);
+	if (pprof__pack(pp, &sc.info, source, &pb, &len))
 		abort();
-	close(fd);
-	free(f.p);
-	unlink(out_path);
-	if (!samples)
-		return 0;	/* "no samples to export": an error line each time */
-	err = pprof_export(in_path, out_path, &(struct pprof_opts){ .cache = cache });
-	if (err)
-		abort();
-	pb = gunzip_file(out_path, &len);
-	p = perftools__profiles__profile__unpack(NULL, len, pb);
+	pprof__stats(pp, &st);
+	arena_used = 0;
+	p = perftools__profiles__profile__unpack(&arena_allocator, len, pb);
 	if (!p)
 		abort();
-	check_profile(p, samples, periods);
-	perftools__profiles__profile__free_unpacked(p, NULL);
+	nr_strs = p->n_string_table;
+	strs = p->string_table;
+	check_refs(p);
+	check_samples(p, &sc, st.capped);
+	if (st.stacks != p->n_sample || st.functions != p->n_function ||
+	    st.mappings != p->n_mapping || p->n_comment != 3 ||
+	    strncmp(strs[p->comment[0]], "precord export --pprof of fuzz/", 31))
+		abort();
+	perftools__profiles__profile__free_unpacked(p, &arena_allocator);
 	free(pb);
+	pprof__free(pp);
 	return 0;
 }

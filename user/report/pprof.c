@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * pprof export: samples from profile__read() interned into the tables of
- * profile.proto (strings, functions, mappings, locations, samples), packed
- * with the protobuf-c code generated at build time from Debian's
- * profile.proto, gzipped with zlib.
+ * pprof export: samples (from profile__read() for pprof_export, from the
+ * caller for pprof__add) interned into the tables of profile.proto
+ * (strings, functions, mappings, locations, samples), packed with the
+ * protobuf-c code generated at build time from Debian's profile.proto;
+ * pprof_export gzips the packed bytes into its output with zlib.
  */
 #include "report/pprof.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +43,7 @@ struct psample {
 	__u64 offcpu_ns;		/* --off-cpu's waits on this stack */
 };
 
-struct builder {
+struct pprof {
 	struct keymap str_index, fn_index, map_index, loc_index, sample_index;
 	char **strs;
 	size_t nr_strs, strs_cap;
@@ -54,12 +56,14 @@ struct builder {
 	size_t nr_locs, locs_cap, lines_cap;
 	struct psample *samples;
 	size_t nr_samples, samples_cap;
-	__u64 *scratch;			/* location ids of one sample */
+	__u64 *scratch;			/* the key of one sample */
+	size_t scratch_cap;
+	__u64 capped;			/* period sums held at INT64_MAX */
 	int err;
 };
 
 /* The string table index of s (0 for ""). */
-static __s64 str_id(struct builder *b, const char *s)
+static __s64 str_id(struct pprof *b, const char *s)
 {
 	bool added;
 	uint64_t *v;
@@ -82,9 +86,25 @@ static __s64 str_id(struct builder *b, const char *s)
 	return (__s64)*v;
 }
 
-static __u64 fn_id(struct builder *b, const struct sym_frame *f)
+/* The string ids of one sample's last DSO: its frames mostly share one. */
+struct dso_ids {
+	const struct sym_dso *dso;
+	__s64 name, build_id;		/* build_id: -1 until a mapping needs it */
+};
+
+static void dso_ids(struct pprof *b, const struct sym_dso *d, struct dso_ids *c)
 {
-	__s64 key[2] = { str_id(b, f->sym), str_id(b, f->dso->name) };
+	if (c->dso == d)
+		return;
+	c->dso = d;
+	c->name = str_id(b, d->name);
+	c->build_id = -1;
+}
+
+/* dso: the string id of f's DSO name. */
+static __u64 fn_id(struct pprof *b, const struct sym_frame *f, __s64 dso)
+{
+	__s64 key[2] = { str_id(b, f->sym), dso };
 	bool added;
 	uint64_t *v = keymap_put(&b->fn_index, key, sizeof(key), &added);
 	PFunction fn = PERFTOOLS__PROFILES__FUNCTION__INIT;
@@ -105,16 +125,24 @@ static __u64 fn_id(struct builder *b, const struct sym_frame *f)
 
 /* The mapping of f (0 for none); kernel mappings get file offset 0
  * (perf's pgoff there is the address of _text). */
-static __u64 map_id(struct builder *b, const struct sym_frame *f)
+static __u64 map_id(struct pprof *b, const struct sym_frame *f, struct dso_ids *c)
 {
-	__u64 key[4] = { f->map_start, f->map_end, f->dso->kernel ? 0 : f->map_pgoff,
-			 (__u64)str_id(b, f->dso->name) };
 	PMapping m = PERFTOOLS__PROFILES__MAPPING__INIT;
+	__u64 key[5];
 	bool added;
 	uint64_t *v;
 
 	if (!f->map_end && !f->dso->kernel)
 		return 0;
+	/* the build-id is part of the key: two builds of one path mapped at
+	 * one address (by two processes) are two mappings */
+	key[0] = f->map_start;
+	key[1] = f->map_end;
+	key[2] = f->dso->kernel ? 0 : f->map_pgoff;
+	if (c->build_id < 0)
+		c->build_id = str_id(b, f->dso->build_id);
+	key[3] = (__u64)c->name;
+	key[4] = (__u64)c->build_id;
 	v = keymap_put(&b->map_index, key, sizeof(key), &added);
 	if (!v || (added && ARRAY_GROW(b->maps, b->maps_cap, b->nr_maps + 1))) {
 		b->err = -ENOMEM;
@@ -126,7 +154,7 @@ static __u64 map_id(struct builder *b, const struct sym_frame *f)
 		m.memory_limit = key[1];
 		m.file_offset = key[2];
 		m.filename = (__s64)key[3];
-		m.build_id = str_id(b, f->dso->build_id);
+		m.build_id = (__s64)key[4];
 		b->maps[b->nr_maps++] = m;
 		*v = m.id;
 	}
@@ -135,14 +163,20 @@ static __u64 map_id(struct builder *b, const struct sym_frame *f)
 	return *v;
 }
 
-static __u64 loc_id(struct builder *b, const struct sym_frame *f)
+static __u64 loc_id(struct pprof *b, const struct sym_frame *f, struct dso_ids *c)
 {
-	__u64 mid = map_id(b, f);
-	__u64 key[4] = { mid, f->ip, (__u64)str_id(b, f->dso->name), f->sym ? fn_id(b, f) : 0 };
 	PLocation l = PERFTOOLS__PROFILES__LOCATION__INIT;
 	PLine line = PERFTOOLS__PROFILES__LINE__INIT;
+	__u64 key[4];
 	bool added;
-	uint64_t *v = keymap_put(&b->loc_index, key, sizeof(key), &added);
+	uint64_t *v;
+
+	dso_ids(b, f->dso, c);
+	key[0] = map_id(b, f, c);
+	key[1] = f->ip;
+	key[2] = (__u64)c->name;
+	key[3] = f->sym ? fn_id(b, f, c->name) : 0;
+	v = keymap_put(&b->loc_index, key, sizeof(key), &added);
 
 	if (!v || (added && (ARRAY_GROW(b->locs, b->locs_cap, b->nr_locs + 1) ||
 			     ARRAY_GROW(b->lines, b->lines_cap, b->nr_locs + 1)))) {
@@ -151,7 +185,7 @@ static __u64 loc_id(struct builder *b, const struct sym_frame *f)
 	}
 	if (added) {
 		l.id = b->nr_locs + 1;
-		l.mapping_id = mid;
+		l.mapping_id = key[0];
 		l.address = f->ip;
 		line.function_id = key[3];
 		b->locs[b->nr_locs] = l;
@@ -161,20 +195,29 @@ static __u64 loc_id(struct builder *b, const struct sym_frame *f)
 	return *v;
 }
 
-static int on_sample(void *ctx, const struct profile_sample *s)
+int pprof__add(struct pprof *b, const struct profile_sample *s)
 {
-	struct builder *b = ctx;
 	struct psample *ps;
 	size_t n = s->nr_frames;
 	bool added;
 	uint64_t *v;
-	__s64 comm = str_id(b, s->comm);
+	struct dso_ids c = { 0 };
+	__u64 sum;
+	__s64 comm;
+
+	if (b->err)
+		return b->err;
+	if (n > PROFILE_MAX_FRAMES)
+		return -E2BIG;
+	if (ARRAY_GROW(b->scratch, b->scratch_cap, n + 2))
+		return b->err = -ENOMEM;
+	comm = str_id(b, s->comm);
 
 	/* key: pid, comm, then the location ids, leaf first */
 	b->scratch[0] = s->pid;
 	b->scratch[1] = (__u64)comm;
 	for (size_t i = 0; i < n; i++)
-		b->scratch[2 + i] = loc_id(b, &s->frames[i]);
+		b->scratch[2 + i] = loc_id(b, &s->frames[i], &c);
 	if (b->err)
 		return b->err;
 	v = keymap_put(&b->sample_index, b->scratch, (n + 2) * sizeof(__u64), &added);
@@ -195,12 +238,40 @@ static int on_sample(void *ctx, const struct profile_sample *s)
 		return 0;
 	}
 	ps->count++;
-	ps->period += s->period;
+	/* values are int64 in profile.proto: a sum past it is held there */
+	if (__builtin_add_overflow(ps->period, s->period, &sum) || sum > (__u64)INT64_MAX) {
+		b->capped++;
+		sum = (__u64)INT64_MAX;
+	}
+	ps->period = sum;
 	return 0;
 }
 
-static void builder_free(struct builder *b)
+static int on_sample(void *ctx, const struct profile_sample *s)
 {
+	return pprof__add(ctx, s);
+}
+
+struct pprof *pprof__new(void)
+{
+	struct pprof *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	b->strs = calloc(1, sizeof(*b->strs));	/* index 0 is "" */
+	b->strs_cap = b->nr_strs = 1;
+	if (!b->strs || !(b->strs[0] = strdup(""))) {
+		pprof__free(b);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return b;
+}
+
+void pprof__free(struct pprof *b)
+{
+	if (!b)
+		return;
 	keymap_free(&b->str_index);
 	keymap_free(&b->fn_index);
 	keymap_free(&b->map_index);
@@ -217,6 +288,18 @@ static void builder_free(struct builder *b)
 		free(b->samples[i].locs);
 	free(b->samples);
 	free(b->scratch);
+	free(b);
+}
+
+void pprof__stats(const struct pprof *b, struct pprof_stats *st)
+{
+	*st = (struct pprof_stats){ .stacks = b->nr_samples, .functions = b->nr_fns,
+				    .mappings = b->nr_maps, .capped = b->capped };
+}
+
+static __s64 to_s64(__u64 v)
+{
+	return v > (__u64)INT64_MAX ? INT64_MAX : (__s64)v;
 }
 
 /* cpu-clock and task-clock count nanoseconds in their period. */
@@ -255,7 +338,7 @@ static void packed_free(struct packed *p)
 	free(p->line_ptrs);
 }
 
-static int assemble(struct builder *b, const struct profile_info *info, bool ns,
+static int assemble(struct pprof *b, const struct profile_info *info, bool ns,
 		    const char *in, PProfile *pr, struct packed *p)
 {
 	size_t ns_ = b->nr_samples, nv = info->offcpu_samples ? 3 : 2;
@@ -357,8 +440,8 @@ static int assemble(struct builder *b, const struct profile_info *info, bool ns,
 	if (info->freq && info->sample_period)
 		pr->period = ns ? (__s64)(1000000000ULL / info->sample_period) : 1;
 	else
-		pr->period = (__s64)info->sample_period;
-	pr->duration_nanos = (__s64)(info->last_time - info->first_time);
+		pr->period = to_s64(info->sample_period);
+	pr->duration_nanos = to_s64(info->last_time - info->first_time);
 	pr->n_comment = 3;
 	pr->comment = (int64_t *)p->comments;
 	return 0;
@@ -391,25 +474,44 @@ static int write_gz(const char *out, const void *data, size_t len)
 	return commit_replacement(tmp, out, err);
 }
 
-int pprof_export(const char *in, const char *out, const struct pprof_opts *o)
+int pprof__pack(struct pprof *b, const struct profile_info *info, const char *source,
+		uint8_t **out, size_t *len)
 {
-	struct builder b = { 0 };
-	struct profile_opts po = { .cache = o ? o->cache : NULL, .with_offcpu = true };
-	struct profile_info info = { 0 };
 	PProfile pr = PERFTOOLS__PROFILES__PROFILE__INIT;
 	struct packed p = { 0 };
+	int err;
+
+	*out = NULL;
+	*len = 0;
+	err = b->err ? b->err : assemble(b, info, period_is_ns(info->attr_type, info->attr_config),
+					 source, &pr, &p);
+	if (!err) {
+		*len = protobuf_c_message_get_packed_size(&pr.base);
+		*out = malloc(*len ? *len : 1);
+		if (*out)
+			protobuf_c_message_pack(&pr.base, *out);
+		else
+			err = -ENOMEM;
+	}
+	packed_free(&p);
+	return err;
+}
+
+int pprof_export(const char *in, const char *out, const struct pprof_opts *o)
+{
+	struct pprof *b = pprof__new();
+	struct profile_opts po = { .cache = o ? o->cache : NULL, .with_offcpu = true };
+	struct profile_info info = { 0 };
+	struct pprof_stats st;
 	uint8_t *buf = NULL;
 	size_t len;
 	int err;
 
-	b.scratch = malloc((PROFILE_MAX_FRAMES + 2) * sizeof(__u64));
-	b.strs = calloc(1, sizeof(*b.strs));	/* index 0 is "" */
-	b.strs_cap = b.nr_strs = 1;
-	if (!b.scratch || !b.strs || !(b.strs[0] = strdup(""))) {
+	if (!b) {
 		err = -ENOMEM;
 		goto fail;
 	}
-	err = profile__read(in, &po, on_sample, &b, &info);
+	err = profile__read(in, &po, on_sample, b, &info);
 	if (!err && !info.samples) {
 		pr_err("%s: no samples to export", in);
 		err = -ENODATA;
@@ -417,30 +519,26 @@ int pprof_export(const char *in, const char *out, const struct pprof_opts *o)
 	}
 	if (err)
 		goto out;	/* profile__read said why */
-	err = assemble(&b, &info, period_is_ns(info.attr_type, info.attr_config), in, &pr, &p);
+	err = pprof__pack(b, &info, in, &buf, &len);
 	if (err)
 		goto fail;
-	len = protobuf_c_message_get_packed_size(&pr.base);
-	buf = malloc(len ? len : 1);
-	if (!buf) {
-		err = -ENOMEM;
-		goto fail;
-	}
-	protobuf_c_message_pack(&pr.base, buf);
 	err = write_gz(out, buf, len);
+	pprof__stats(b, &st);
 	if (err)
 		pr_err("cannot write %s: %s", out, strerror(-err));
 	else
 		pr_info("%s: %llu samples, %zu stacks, %zu functions, %zu mappings, %zu bytes before gzip",
-			out, (unsigned long long)info.samples, b.nr_samples, b.nr_fns, b.nr_maps, len);
+			out, (unsigned long long)info.samples, st.stacks, st.functions, st.mappings, len);
+	if (!err && st.capped)
+		pr_warn("%s: %" PRIu64 " samples' periods not added in full: a stack's total period is held at 2^63-1, profile.proto's largest value",
+			out, (uint64_t)st.capped);
 	goto out;
 fail:
 	if (err == -ENOMEM)
 		pr_err("%s: out of memory exporting to pprof", in);
 out:
 	free(buf);
-	packed_free(&p);
-	builder_free(&b);
+	pprof__free(b);
 	profile_info_free(&info);
 	return err;
 }
