@@ -16,7 +16,7 @@ enum {
 	OPT_NO_JIT, OPT_JITDUMP, OPT_PERF_MAP, OPT_MLPD, OPT_DURATION,
 	OPT_BUILDID_DIR, OPT_VERSION, OPT_JIT_MAX_BYTES, OPT_UNWIND_MAX_BYTES,
 	OPT_SWITCH_OUTPUT, OPT_SWITCH_MAX_FILES, OPT_AGGREGATE, OPT_ALL_CGROUPS,
-	OPT_PUSH, OPT_HOST, OPT_BUILDID_CACHE_MAX,
+	OPT_PUSH, OPT_HOST, OPT_BUILDID_CACHE_MAX, OPT_PYTHON, OPT_NO_PYTHON,
 };
 
 static const struct option long_opts[] = {
@@ -41,6 +41,8 @@ static const struct option long_opts[] = {
 	{ "xray-out", required_argument, NULL, OPT_XRAY_OUT },
 	{ "jit", no_argument, NULL, OPT_JIT },
 	{ "no-jit", no_argument, NULL, OPT_NO_JIT },
+	{ "python", no_argument, NULL, OPT_PYTHON },
+	{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
 	{ "jitdump", required_argument, NULL, OPT_JITDUMP },
 	{ "perf-map", required_argument, NULL, OPT_PERF_MAP },
 	{ "mlpd", required_argument, NULL, OPT_MLPD },
@@ -120,6 +122,9 @@ void opts_usage(FILE *f)
 "      --mlpd PATH         read this Mono log-profiler file at the end\n"
 "      --jit-max-bytes SIZE  read at most SIZE bytes from all JIT sources\n"
 "                          together (suffix K, M, G, T; default 512M)\n"
+"      --python / --no-python  name CPython 3.11 functions in the stacks of\n"
+"                          -g and --call-graph ehframe (default on; needs\n"
+"                          --jit, docs/python.md)\n"
 "Output:\n"
 "  -o, --output FILE       output file (default perf.data; an existing one\n"
 "                          is renamed FILE.old)\n"
@@ -320,6 +325,7 @@ int opts_parse(int argc, char **argv, struct prec_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->freq = 4000;
 	o->jit = true;
+	o->python = true;
 	o->clockid = CLOCK_MONOTONIC;
 	o->argc = argc;
 	o->argv = argv;
@@ -416,6 +422,12 @@ int opts_parse(int argc, char **argv, struct prec_opts *o)
 			break;
 		case OPT_NO_JIT:
 			o->jit = false;
+			break;
+		case OPT_PYTHON:
+			o->python = true;
+			break;
+		case OPT_NO_PYTHON:
+			o->python = false;
 			break;
 		case OPT_JITDUMP:
 			err = push(&o->jitdumps, &o->nr_jitdumps, optarg);
@@ -532,4 +544,9 @@ void opts_free(struct prec_opts *o)
 	free(o->jitdumps);
 	free(o->perf_maps);
 	free(o->mlpds);
+}
+
+bool opts_python(const struct prec_opts *o)
+{
+	return o->python && o->jit && o->callchain && !o->dwarf_stack_size;
 }

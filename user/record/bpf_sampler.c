@@ -151,6 +151,7 @@ static int load(struct bpf_sampler *b, const struct prec_opts *o)
 	skel->rodata->filter_mode = all ? PREC_FILTER_ALL :
 				    by_tid ? PREC_FILTER_TID : PREC_FILTER_TGID;
 	skel->rodata->want_callchain = o->callchain;
+	skel->rodata->want_python = opts_python(o);
 	skel->rodata->want_cgroup = o->all_cgroups;
 	skel->rodata->cgroup_filter = o->cgroup != NULL;
 	skel->rodata->dwarf_stack_size = o->dwarf_stack_size;
@@ -314,6 +315,37 @@ void bpf_sampler__unwind_maps(const struct bpf_sampler *b, struct unwind_map_fds
 	out->nr_tables = bpf_map__max_entries(b->skel->maps.unwind_tables);
 	out->procs = bpf_map__fd(b->skel->maps.unwind_procs);
 	out->stats = bpf_map__fd(b->skel->maps.unwind_stats);
+}
+
+int bpf_sampler__py_procs_fd(const struct bpf_sampler *b)
+{
+	return bpf_map__fd(b->skel->maps.py_procs);
+}
+
+int bpf_sampler__py_stats(const struct bpf_sampler *b, struct prec_py_stats *sum)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct prec_py_stats *v;
+	__u32 zero = 0;
+	int err = 0;
+
+	memset(sum, 0, sizeof(*sum));
+	if (ncpu <= 0)
+		return ncpu ? ncpu : -EINVAL;
+	v = calloc((size_t)ncpu, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.py_stats), &zero, v))
+		err = -errno;
+	for (int i = 0; !err && i < ncpu; i++) {
+		sum->walks += v[i].walks;
+		sum->no_thread += v[i].no_thread;
+		sum->frames += v[i].frames;
+		sum->truncated += v[i].truncated;
+		sum->read_failed += v[i].read_failed;
+	}
+	free(v);
+	return err;
 }
 
 int bpf_sampler__targets_fd(const struct bpf_sampler *b)
