@@ -47,6 +47,7 @@ struct py_proc {
 	struct py_types types;
 	__u64 eval_lo, eval_hi;
 	struct keymap codes;		/* code address -> slot index + 1 */
+	struct keymap bad;		/* code address -> time its read failed */
 	struct py_slot *slots;
 	size_t nr_slots, cap_slots;
 	__u32 unknown;			/* its slot + 1, 0: none yet */
@@ -85,6 +86,7 @@ static void proc_free(struct py_proc *pp)
 	if (!pp)
 		return;
 	keymap_free(&pp->codes);
+	keymap_free(&pp->bad);
 	free(pp->slots);
 	free(pp);
 }
@@ -189,6 +191,8 @@ static int read_mem(void *ctx, __u64 addr, void *buf, size_t len)
 	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
 	ssize_t n = process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0);
 
+	if (n < 0 && errno == ESRCH)
+		return -ESRCH;		/* gone: its code objects stay as they were */
 	return n == (ssize_t)len ? 0 : -EFAULT;
 }
 
@@ -498,19 +502,29 @@ static __u64 frame_addr(void *arg, __u64 word)
 	v = keymap_get_u64(&pp->codes, code);
 	if (v) {
 		struct py_slot *s = &pp->slots[*v - 1];
+		int err;
 
 		if (c->time < s->checked + PY_RECHECK_NS)
 			return slot_addr((__u32)(*v - 1));
-		if (!py_code_identity(pp->l, &pp->types, read_mem, &pp->pid, code, &id) &&
-		    same_id(&id, &s->id)) {
+		err = py_code_identity(pp->l, &pp->types, read_mem, &pp->pid, code, &id);
+		if (err == -ESRCH || (!err && same_id(&id, &s->id))) {
 			s->checked = c->time;
 			return slot_addr((__u32)(*v - 1));
 		}
 		p->reused++;
 	}
+	/* what could not be read is not read again for a while: a hostile
+	 * chain of unreadable frames costs a read per address a second */
+	v = keymap_get_u64(&pp->bad, code);
+	if (v && c->time < *v + PY_RECHECK_NS)
+		return unknown_addr(p, pp, c->time);
 	if (py_code_symbol(pp->l, &pp->types, read_mem, &pp->pid, code, &id, p->sym,
 			   sizeof(p->sym))) {
 		p->unreadable++;
+		if (!v && pp->bad.nr < PY_MAX_SLOTS_PROC)
+			v = keymap_put_u64(&pp->bad, code, &added);
+		if (v)
+			*v = c->time;
 		return unknown_addr(p, pp, c->time);
 	}
 	slot = slot_new(p, pp, c->time, p->sym);

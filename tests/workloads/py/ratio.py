@@ -1,8 +1,32 @@
-"""Two functions with identical bodies, called RATIO : 1 for DURATION
-seconds of CPU, under ho_main.  Prints its own ground truth: the calls of
-each and the thread CPU time spent in each (time.thread_time)."""
+"""precord's Python workload: ho_fa and ho_fb, identical bodies, called
+RATIO : 1 under ho_main for DURATION seconds of the thread's CPU time.
+
+Ground truth: the thread CPU time (time.thread_time) spent in each,
+appended as one line "truth pid=PID ho_fa=S ho_fb=S calls_a=N calls_b=N"
+to the file named by PRECORD_WL_TRUTH (stdout without it) at the end and
+on each SIGUSR1 (tests/bats/helpers.bash: truth_share, truth_snapshot).
+
+usage: ratio.py DURATION RATIO [N]   (N: loop iterations of one call)
+"""
+import os
+import signal
 import sys
 import time
+
+state = {"a": 0.0, "b": 0.0, "ca": 0, "cb": 0}
+
+
+def truth(*_):
+    line = "truth pid=%d ho_fa=%.9f ho_fb=%.9f calls_a=%d calls_b=%d\n" % (
+        os.getpid(), state["a"], state["b"], state["ca"], state["cb"])
+    path = os.environ.get("PRECORD_WL_TRUTH")
+    if path:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        os.write(fd, line.encode())
+        os.close(fd)
+    else:
+        sys.stdout.write(line)
+        sys.stdout.flush()
 
 
 def ho_fa(n):
@@ -20,8 +44,6 @@ def ho_fb(n):
 
 
 def ho_main(duration, ratio, n):
-    calls_a = calls_b = 0
-    time_a = time_b = 0.0
     end = time.thread_time() + duration
     while time.thread_time() < end:
         t0 = time.thread_time()
@@ -30,13 +52,14 @@ def ho_main(duration, ratio, n):
         t1 = time.thread_time()
         ho_fb(n)
         t2 = time.thread_time()
-        time_a += t1 - t0
-        time_b += t2 - t1
-        calls_a += ratio
-        calls_b += 1
-    print("truth calls_a=%d calls_b=%d time_a=%.6f time_b=%.6f"
-          % (calls_a, calls_b, time_a, time_b), flush=True)
+        state["a"] += t1 - t0
+        state["b"] += t2 - t1
+        state["ca"] += ratio
+        state["cb"] += 1
+    truth()
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGUSR1, truth)
+    print("ready", flush=True)
     ho_main(float(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3 else 2000)
