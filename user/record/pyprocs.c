@@ -36,6 +36,7 @@ struct py_file {
 };
 
 struct py_slot {
+	__u64 addr;			/* its frames' address */
 	__u64 code;			/* the code object's address, 0: unknown */
 	struct py_code_id id;
 	__u64 checked;			/* sample time of the last identity read */
@@ -50,7 +51,8 @@ struct py_proc {
 	struct keymap bad;		/* code address -> time its read failed */
 	struct py_slot *slots;
 	size_t nr_slots, cap_slots;
-	__u32 unknown;			/* its slot + 1, 0: none yet */
+	__u64 unknown;			/* its "[python unknown]" address, 0: none yet */
+	__u64 found;			/* time of the mapping that showed it: its slots' */
 	__u64 exited;			/* time of its EXIT, 0: alive */
 	bool in_bpf;
 };
@@ -64,6 +66,9 @@ struct pyprocs {
 	struct py_proc **procs;		/* sorted by pid */
 	size_t nr_procs, cap_procs;
 	size_t nr_slots;		/* all processes */
+	__u64 next_slot;		/* slot numbers are never reused: no two
+					 * processes (a pid reused) share an address */
+	__u64 sb_time;			/* of the side-band record being handled */
 	char sym[PY_MAX_SYMBOL];
 	/* counts */
 	__u64 found, unsupported, bpf_full, names, unreadable, reused, over_limit;
@@ -344,6 +349,7 @@ static void register_proc(struct pyprocs *p, __u32 pid, const struct py_file *f,
 	pp = proc_add(p, pid);
 	if (!pp)
 		return;
+	pp->found = p->sb_time;
 	pp->l = l;
 	pp->types.code = bias + f->code_type;
 	pp->types.unicode = bias + f->unicode_type;
@@ -383,7 +389,13 @@ void pyprocs__mmap(void *ctx, __u32 pid, __u64 start, __u64 len, __u64 pgoff, in
 	register_proc(p, pid, f, bias);
 }
 
-void pyprocs__fork(struct pyprocs *p, __u32 ppid, __u32 pid)
+void pyprocs__sideband_time(struct pyprocs *p, __u64 time)
+{
+	if (p)
+		p->sb_time = time;
+}
+
+void pyprocs__fork(struct pyprocs *p, __u32 ppid, __u32 pid, __u64 time)
 {
 	struct py_proc *parent, *child;
 	struct prec_py_proc val;
@@ -398,6 +410,7 @@ void pyprocs__fork(struct pyprocs *p, __u32 ppid, __u32 pid)
 	child = proc_add(p, pid);	/* parent stays where it is */
 	if (!child)
 		return;
+	child->found = time;
 	child->l = parent->l;
 	child->types = parent->types;
 	child->eval_lo = parent->eval_lo;
@@ -433,15 +446,15 @@ void pyprocs__exit(struct pyprocs *p, __u32 pid, __u64 time)
 
 /* ---- slots ---- */
 
-static __u64 slot_addr(__u32 slot)
-{
-	return PY_IMAGE_BASE + (__u64)slot * PY_SLOT_BYTES + PY_SLOT_BYTES / 2;
-}
-
-/* A new slot named name; UINT32_MAX past the limits or on failure. */
-static __u32 slot_new(struct pyprocs *p, struct py_proc *pp, __u64 time, const char *name)
+/*
+ * A new slot named name, mapped from the time the process was found (so
+ * that every sample of it, whatever order they are converted in, comes
+ * after); UINT32_MAX past the limits or on failure.
+ */
+static __u32 slot_new(struct pyprocs *p, struct py_proc *pp, const char *name)
 {
 	__u32 slot = (__u32)pp->nr_slots;
+	__u64 start = PY_IMAGE_BASE + p->next_slot * PY_SLOT_BYTES;
 	int err;
 
 	if (pp->nr_slots >= PY_MAX_SLOTS_PROC || p->nr_slots >= PY_MAX_SLOTS ||
@@ -449,8 +462,7 @@ static __u32 slot_new(struct pyprocs *p, struct py_proc *pp, __u64 time, const c
 		p->over_limit++;
 		return UINT32_MAX;
 	}
-	err = jit_sources__add_named(p->js, pp->pid, time ? time - 1 : 0,
-				     slot_addr(slot) - PY_SLOT_BYTES / 2, PY_SLOT_BYTES, name);
+	err = jit_sources__add_named(p->js, pp->pid, pp->found, start, PY_SLOT_BYTES, name);
 	if (err) {
 		if (!p->name_errors++)
 			pr_warn("Python frames: cannot name a code object of process %u: %s (counted)",
@@ -458,22 +470,24 @@ static __u32 slot_new(struct pyprocs *p, struct py_proc *pp, __u64 time, const c
 		return UINT32_MAX;
 	}
 	memset(&pp->slots[slot], 0, sizeof(pp->slots[slot]));
+	pp->slots[slot].addr = start + PY_SLOT_BYTES / 2;
+	p->next_slot++;
 	pp->nr_slots++;
 	p->nr_slots++;
 	return slot;
 }
 
 /* The process's "[python unknown]" frame. */
-static __u64 unknown_addr(struct pyprocs *p, struct py_proc *pp, __u64 time)
+static __u64 unknown_addr(struct pyprocs *p, struct py_proc *pp)
 {
 	if (!pp->unknown) {
-		__u32 slot = slot_new(p, pp, time, PY_UNKNOWN_NAME);
+		__u32 slot = slot_new(p, pp, PY_UNKNOWN_NAME);
 
 		if (slot == UINT32_MAX)
 			return PY_IMAGE_BASE - PY_SLOT_BYTES;	/* mapped by nothing */
-		pp->unknown = slot + 1;
+		pp->unknown = pp->slots[slot].addr;
 	}
-	return slot_addr(pp->unknown - 1);
+	return pp->unknown;
 }
 
 struct splice_ctx {
@@ -505,11 +519,11 @@ static __u64 frame_addr(void *arg, __u64 word)
 		int err;
 
 		if (c->time < s->checked + PY_RECHECK_NS)
-			return slot_addr((__u32)(*v - 1));
+			return s->addr;
 		err = py_code_identity(pp->l, &pp->types, read_mem, &pp->pid, code, &id);
 		if (err == -ESRCH || (!err && same_id(&id, &s->id))) {
 			s->checked = c->time;
-			return slot_addr((__u32)(*v - 1));
+			return s->addr;
 		}
 		p->reused++;
 	}
@@ -517,7 +531,7 @@ static __u64 frame_addr(void *arg, __u64 word)
 	 * chain of unreadable frames costs a read per address a second */
 	v = keymap_get_u64(&pp->bad, code);
 	if (v && c->time < *v + PY_RECHECK_NS)
-		return unknown_addr(p, pp, c->time);
+		return unknown_addr(p, pp);
 	if (py_code_symbol(pp->l, &pp->types, read_mem, &pp->pid, code, &id, p->sym,
 			   sizeof(p->sym))) {
 		p->unreadable++;
@@ -525,17 +539,19 @@ static __u64 frame_addr(void *arg, __u64 word)
 			v = keymap_put_u64(&pp->bad, code, &added);
 		if (v)
 			*v = c->time;
-		return unknown_addr(p, pp, c->time);
+		return unknown_addr(p, pp);
 	}
-	slot = slot_new(p, pp, c->time, p->sym);
+	slot = slot_new(p, pp, p->sym);
 	if (slot == UINT32_MAX)
-		return unknown_addr(p, pp, c->time);
-	pp->slots[slot] = (struct py_slot){ .code = code, .id = id, .checked = c->time };
+		return unknown_addr(p, pp);
+	pp->slots[slot].code = code;
+	pp->slots[slot].id = id;
+	pp->slots[slot].checked = c->time;
 	v = keymap_put_u64(&pp->codes, code, &added);
 	if (v)
 		*v = slot + 1;
 	p->names++;
-	return slot_addr(slot);
+	return pp->slots[slot].addr;
 }
 
 __u32 pyprocs__splice(struct pyprocs *p, __u32 pid, __u64 time, const __u64 *user, __u32 nu,

@@ -8,10 +8,12 @@
  *    py_procs map (where _PyRuntime is, the layout's offsets), an
  *    unsupported one one line and its native frames;
  *  - a sample's Python frames (code object addresses) are spliced into its
- *    user chain, each as an address of a per-process synthetic range
- *    (PY_IMAGE_BASE: above any user-space address x86-64 can map, below
- *    perf's kernel start), one 16-byte slot per code object, named in the
- *    JIT images (jit_sources__add_named) as "qualname (file.py:line)";
+ *    user chain, each as an address of a synthetic range (PY_IMAGE_BASE:
+ *    above any user-space address x86-64 can map, below perf's kernel
+ *    start), one 16-byte slot per code object and process (never reused
+ *    in a recording, so a pid reused cannot mix two processes' names),
+ *    named in the JIT images (jit_sources__add_named) as
+ *    "qualname (file.py:line)", mapped from the process's detection on;
  *    the names are read with process_vm_readv, once per code object and
  *    again (at most once a second) to notice an address reused by another
  *    one; what cannot be read is one "[python unknown]" slot per process.
@@ -38,8 +40,10 @@ void pyprocs__free(struct pyprocs *p);		/* NULL-safe */
 /* A dso_mmap_observer's mapped (ctx: the pyprocs): fd is the mapped file. */
 void pyprocs__mmap(void *ctx, __u32 pid, __u64 start, __u64 len, __u64 pgoff, int fd,
 		   const char *name, const __u8 *bid, __u8 bid_size);
-/* The side-band of targets (NULL-safe). */
-void pyprocs__fork(struct pyprocs *p, __u32 ppid, __u32 pid);
+/* The side-band of targets (NULL-safe); sideband_time: the time of the
+ * record whose mappings are told next (0 for the synthesized ones). */
+void pyprocs__sideband_time(struct pyprocs *p, __u64 time);
+void pyprocs__fork(struct pyprocs *p, __u32 ppid, __u32 pid, __u64 time);
 void pyprocs__exec(struct pyprocs *p, __u32 pid);
 void pyprocs__exit(struct pyprocs *p, __u32 pid, __u64 time);
 

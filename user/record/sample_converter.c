@@ -347,6 +347,7 @@ static int on_mmap2(struct sample_converter *c, const struct perf_event_header *
 		m.ino = b->ino;
 		m.ino_generation = b->ino_generation;
 	}
+	pyprocs__sideband_time(c->cfg.py, time);
 	if (c->cfg.dt && name[0] == '/')
 		dso_table__mmap(c->cfg.dt, b->pid, b->start, b->len, name,
 				&(struct dso_file_id){ m.maj, m.min, m.ino, m.ino_generation,
@@ -392,7 +393,7 @@ static int on_task_fork(struct sample_converter *c, const struct perf_event_head
 	if (c->cfg.unwind && w[0] != w[1])
 		unwinder__fork(c->cfg.unwind, w[1], w[0]);
 	if (w[0] != w[1])
-		pyprocs__fork(c->cfg.py, w[1], w[0]);
+		pyprocs__fork(c->cfg.py, w[1], w[0], time);
 	return queue_sideband(c, time, h);
 }
 

@@ -6,7 +6,9 @@ appended as one line "truth pid=PID ho_fa=S ho_fb=S calls_a=N calls_b=N"
 to the file named by PRECORD_WL_TRUTH (stdout without it) at the end and
 on each SIGUSR1 (tests/bats/helpers.bash: truth_share, truth_snapshot).
 
-usage: ratio.py DURATION RATIO [N]   (N: loop iterations of one call)
+usage: ratio.py DURATION RATIO [N]   (N: loop iterations of one call,
+default 50000: a call takes milliseconds, many sampling periods, so that
+the samples do not alias with the calls' rhythm)
 """
 import os
 import signal
@@ -62,4 +64,4 @@ def ho_main(duration, ratio, n):
 if __name__ == "__main__":
     signal.signal(signal.SIGUSR1, truth)
     print("ready", flush=True)
-    ho_main(float(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3 else 2000)
+    ho_main(float(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3 else 50000)
