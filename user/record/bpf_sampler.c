@@ -322,30 +322,33 @@ int bpf_sampler__py_procs_fd(const struct bpf_sampler *b)
 	return bpf_map__fd(b->skel->maps.py_procs);
 }
 
-int bpf_sampler__py_stats(const struct bpf_sampler *b, struct prec_py_stats *sum)
+/* Key 0 of a per-CPU array whose value is `words` u64 counters, summed
+ * over the CPUs into sum.  0 or -errno. */
+static int sum_percpu(int fd, __u64 *sum, size_t words)
 {
 	int ncpu = libbpf_num_possible_cpus();
-	struct prec_py_stats *v;
 	__u32 zero = 0;
+	__u64 *v;
 	int err = 0;
 
-	memset(sum, 0, sizeof(*sum));
+	memset(sum, 0, words * sizeof(*sum));
 	if (ncpu <= 0)
 		return ncpu ? ncpu : -EINVAL;
-	v = calloc((size_t)ncpu, sizeof(*v));
+	v = calloc((size_t)ncpu * words, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	if (bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.py_stats), &zero, v))
+	if (bpf_map_lookup_elem(fd, &zero, v))
 		err = -errno;
-	for (int i = 0; !err && i < ncpu; i++) {
-		sum->walks += v[i].walks;
-		sum->no_thread += v[i].no_thread;
-		sum->frames += v[i].frames;
-		sum->truncated += v[i].truncated;
-		sum->read_failed += v[i].read_failed;
-	}
+	for (size_t i = 0; !err && i < (size_t)ncpu * words; i++)
+		sum[i % words] += v[i];
 	free(v);
 	return err;
+}
+
+int bpf_sampler__py_stats(const struct bpf_sampler *b, struct prec_py_stats *sum)
+{
+	return sum_percpu(bpf_map__fd(b->skel->maps.py_stats), (__u64 *)sum,
+			  sizeof(*sum) / sizeof(__u64));
 }
 
 int bpf_sampler__targets_fd(const struct bpf_sampler *b)
@@ -408,24 +411,6 @@ void bpf_sampler__agg_maps(const struct bpf_sampler *b, struct agg_maps *m)
 
 int bpf_sampler__agg_stats(const struct bpf_sampler *b, struct prec_agg_stats *sum)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	struct prec_agg_stats *v;
-	__u32 zero = 0;
-	int err = 0;
-
-	memset(sum, 0, sizeof(*sum));
-	if (ncpu <= 0)
-		return ncpu ? ncpu : -EINVAL;
-	v = calloc((size_t)ncpu, sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	if (bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.agg_stats), &zero, v))
-		err = -errno;
-	for (int i = 0; !err && i < ncpu; i++) {
-		sum->taken += v[i].taken;
-		sum->full += v[i].full;
-		sum->inserts += v[i].inserts;
-	}
-	free(v);
-	return err;
+	return sum_percpu(bpf_map__fd(b->skel->maps.agg_stats), (__u64 *)sum,
+			  sizeof(*sum) / sizeof(__u64));
 }
