@@ -81,18 +81,27 @@ static long py_frame_step(__u64 i, void *arg)
 {
 	struct py_walk_ctx *c = arg;
 	__u64 code = 0;
-	__u8 entry = 0;
+	__u8 entry = 0, owner = 0;
 
 	if (!c->ptr)
 		return 1;
 	if (bpf_probe_read_user(&code, 8, (void *)(c->ptr + c->pp->fr_code)) ||
 	    (c->pp->fr_entry != 0xffff &&
-	     bpf_probe_read_user(&entry, 1, (void *)(c->ptr + c->pp->fr_entry)))) {
+	     bpf_probe_read_user(&entry, 1, (void *)(c->ptr + c->pp->fr_entry))) ||
+	    (c->pp->fr_owner != 0xffff &&
+	     bpf_probe_read_user(&owner, 1, (void *)(c->ptr + c->pp->fr_owner)))) {
 		c->failed = true;
 		return 1;
 	}
-	c->s->ips[(c->at + c->n) & 0x1ff] = (code & ~PREC_PY_ENTRY) | (entry ? PREC_PY_ENTRY : 0);
-	c->n++;
+	if (c->pp->fr_owner != 0xffff && owner == c->pp->owner_shim) {
+		/* 3.12+: the shim a C caller entered the loop through */
+		if (c->n)
+			c->s->ips[(c->at + c->n - 1) & 0x1ff] |= PREC_PY_ENTRY;
+	} else {
+		c->s->ips[(c->at + c->n) & 0x1ff] = (code & ~PREC_PY_ENTRY) |
+						     (entry ? PREC_PY_ENTRY : 0);
+		c->n++;
+	}
 	if (bpf_probe_read_user(&c->ptr, 8, (void *)(c->ptr + c->pp->fr_previous))) {
 		c->failed = true;
 		return 1;

@@ -120,7 +120,7 @@ struct prec_agg_stats {
  * tid in its own PID namespace, then walks the thread's interpreter
  * frames (current frame -> previous) and records one word per frame: the
  * code object's address, | PREC_PY_ENTRY on a frame that entered the
- * evaluation loop (3.11's is_entry).  The offsets come from user space's
+ * evaluation loop (3.11's is_entry; 3.12+: the frame above a shim frame).  The offsets come from user space's
  * table of versions (docs/python.md); a failed read ends the walk.
  */
 #define PREC_PY_ENTRY		1ULL
@@ -137,7 +137,10 @@ struct prec_py_proc {
 	__u16 fr_code;			/* _PyInterpreterFrame.f_code */
 	__u16 fr_previous;		/* .previous */
 	__u16 fr_entry;			/* .is_entry (a byte), 0xffff: none */
-	__u16 pad[3];
+	__u16 fr_owner;			/* .owner (a byte), 0xffff: none */
+	__u16 owner_shim;		/* owner of the C stack's shim frames (3.12+: 3):
+					 * not recorded; the frame before it is an entry */
+	__u16 pad;
 };
 
 /* Per-CPU counters of the Python walks (the py_stats array). */

@@ -140,26 +140,66 @@ record_p() {
 	done
 }
 
+# callback_stacks FILE: "N T": of the T samples with ho_key, the N whose
+# stack reads ho_key, then at least one native frame, then ho_caller
+callback_stacks() {
+	perf script -i "$1" -F ip,sym,dso 2>/dev/null | awk 'BEGIN { RS = ""; FS = "\n" }
+		{
+			k = c = 0; nat = 0
+			for (i = 1; i <= NF; i++) {
+				if (index($i, " ho_key (")) { if (!k) k = i }
+				else if (k && index($i, " ho_caller (")) { c = i; break }
+				else if (k && $i !~ /\.jit\/jit-[0-9]+\.so\)$/) nat++
+			}
+			if (k) t++
+			if (k && c && nat) n++
+		}
+		END { print n + 0, t + 0 }'
+}
+
 @test "sorted(key=f): f above the interpreter's C frames above its caller, in one stack" {
 	run "$PRECORD" --call-graph ehframe -o x.data -- "$PY" "$PYW/callback.py" 1.5
 	echo "$output" >&2
 	[ "$status" -eq 0 ]
-	# ho_key, then at least one native frame of python3.11, then ho_caller
-	n=$(perf script -i x.data -F ip,sym,dso 2>/dev/null | awk 'BEGIN { RS = ""; FS = "\n" }
-		{
-			k = c = 0; nat = 0
-			for (i = 1; i <= NF; i++) {
-				if (index($i, " ho_key (")) k = i
-				else if (k && !c && $i ~ /python3\.11\)$/) nat++
-				else if (k && index($i, " ho_caller (")) { c = i; break }
-			}
-			if (k && c && nat) n++
-		}
-		END { print n + 0 }')
-	total=$(py_counts x.data pid "$(perf script -i x.data -F pid 2>/dev/null | awk 'NR == 1 { print $1 }')" ho_key | sed 's/.*ho_key=//')
-	echo "stacks ho_key / C frames / ho_caller: $n of $total with ho_key" >&2
+	read -r n t < <(callback_stacks x.data)
+	echo "stacks ho_key / C frames / ho_caller: $n of $t with ho_key" >&2
 	[ "$n" -ge 100 ]
-	awk -v n="$n" -v t="$total" 'BEGIN { exit !(n >= 0.9 * t) }'
+	awk -v n="$n" -v t="$t" 'BEGIN { exit !(n >= 0.9 * t) }'
+	lint x.data
+}
+
+# pyenv_python X.Y: root's pyenv build of CPython X.Y, if there is one
+pyenv_python() {
+	ls -d /root/.pyenv/versions/"$1".*/bin/python"$1" 2>/dev/null | head -1
+}
+
+@test "CPython 3.12 and 3.13 (pyenv builds, when present): named, with their C callbacks" {
+	local found=0 v py
+	for v in 3.12 3.13; do
+		py=$(pyenv_python "$v")
+		[ -n "$py" ] || continue
+		found=1
+		run "$PRECORD" --call-graph ehframe -o x.data -- "$py" "$PYW/callback.py" 1.5
+		echo "$output" >&2
+		[ "$status" -eq 0 ]
+		read -r n t < <(callback_stacks x.data)
+		echo "$v: stacks ho_key / C frames / ho_caller: $n of $t with ho_key" >&2
+		[ "$n" -ge 100 ]
+		awk -v n="$n" -v t="$t" 'BEGIN { exit !(n >= 0.9 * t) }'
+		lint x.data
+	done
+	[ "$found" -eq 1 ] || skip "no pyenv CPython 3.12 or 3.13 (optional)"
+}
+
+@test "a CPython before 3.11 (a pyenv build, when present): one line, its native frames" {
+	local py
+	py=$(pyenv_python 3.10)
+	[ -n "$py" ] || skip "no pyenv CPython 3.10 (optional)"
+	run "$PRECORD" --call-graph ehframe -o x.data -- "$py" "$PYW/callback.py" 0.5
+	echo "$output" >&2
+	[ "$status" -eq 0 ]
+	[ "$(grep -c 'runs CPython before 3.11, whose frames precord does not read' <<<"$output")" -eq 1 ]
+	perf script -i x.data -F ip,sym 2>/dev/null | grep -q ' _PyEval_EvalFrameDefault$'
 	lint x.data
 }
 

@@ -135,6 +135,8 @@ TEST(names_of_good_and_hostile_code_objects)
 	if (!l)
 		return;
 	CHECK(py_layout_find(0x030a00f0) == NULL);	/* 3.10: not supported */
+	CHECK(py_layout_find(0x030c01f0) != NULL && py_layout_find(0x030d00f0) != NULL);
+	CHECK(py_layout_find(0x030e00f0) == NULL);	/* 3.14: not yet */
 	memset(mem, 0, sizeof(mem));
 	ascii(l, BASE + 0x1000, "Outer.ho_main");
 	ascii(l, BASE + 0x1100, "/srv/app/main.py");

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Layouts: CPython 3.11's from its sources (Include/internal/
- * pycore_runtime.h, pycore_interp.h, pycore_frame.h, cpython/pystate.h,
- * cpython/code.h, cpython/unicodeobject.h at v3.11.2), checked against a
- * running Debian python3.11 (docs/python.md).
+ * Layouts: from CPython's headers (Include/internal/pycore_runtime.h,
+ * pycore_interp.h, pycore_frame.h, cpython/pystate.h, cpython/code.h,
+ * cpython/unicodeobject.h), each offset checked by reading a running
+ * interpreter's own structures: Debian's python3.11 (3.11.2), 3.12.1 and
+ * 3.13.0 builds (docs/python.md).
  */
 #include "record/pyframes.h"
 
@@ -24,10 +25,50 @@ static const struct py_layout layouts[] = {
 			.fr_code = 32,
 			.fr_previous = 48,
 			.fr_entry = 68,		/* is_entry */
+			.fr_owner = 0xffff,
 		},
 		.co_filename = 112, .co_qualname = 128, .co_firstlineno = 72,
 		.ob_type = 8, .str_length = 16, .str_state = 32,
 		.ascii_data = 48, .compact_data = 72,
+	},
+	{
+		/* shim frames (owner FRAME_OWNED_BY_CSTACK) mark the entries;
+		 * str lost wstr */
+		.version = 0x030c, .name = "3.12",
+		.walk = {
+			.rt_interp_head = 40,
+			.is_threads_head = 72,
+			.ts_next = 8,
+			.ts_native_tid = 144,
+			.ts_frame = 56,		/* cframe */
+			.cf_current = 0,	/* cframe->current_frame */
+			.fr_code = 0,
+			.fr_previous = 8,
+			.fr_entry = 0xffff,
+			.fr_owner = 70, .owner_shim = 3,
+		},
+		.co_filename = 112, .co_qualname = 128, .co_firstlineno = 68,
+		.ob_type = 8, .str_length = 16, .str_state = 32,
+		.ascii_data = 40, .compact_data = 56,
+	},
+	{
+		/* no cframe: PyThreadState.current_frame; f_executable */
+		.version = 0x030d, .name = "3.13", .debug_cookie = "xdebugpy",
+		.walk = {
+			.rt_interp_head = 632,
+			.is_threads_head = 7344,
+			.ts_next = 8,
+			.ts_native_tid = 160,
+			.ts_frame = 72,		/* current_frame */
+			.cf_current = 0xffff,
+			.fr_code = 0,		/* f_executable */
+			.fr_previous = 8,
+			.fr_entry = 0xffff,
+			.fr_owner = 70, .owner_shim = 3,
+		},
+		.co_filename = 112, .co_qualname = 128, .co_firstlineno = 68,
+		.ob_type = 8, .str_length = 16, .str_state = 32,
+		.ascii_data = 40, .compact_data = 56,
 	},
 };
 

@@ -24,6 +24,8 @@
 struct py_layout {
 	__u32 version;			/* PY_VERSION_HEX >> 16: 0x030b is 3.11 */
 	const char *name;		/* "3.11" */
+	const char *debug_cookie;	/* what _PyRuntime starts with (3.13+:
+					 * _Py_DebugOffsets), NULL: nothing */
 	struct prec_py_proc walk;	/* the BPF walk's offsets (runtime: 0) */
 	/* PyCodeObject */
 	__u16 co_filename, co_qualname, co_firstlineno;

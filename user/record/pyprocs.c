@@ -17,6 +17,7 @@
 #include "precord/bpf_abi.h"
 #include "record/jit_sources.h"
 #include "record/pyframes.h"
+#include "record/tidset.h"
 #include "util/array.h"
 #include "util/keymap.h"
 #include "util/log.h"
@@ -63,6 +64,7 @@ struct pyprocs {
 	struct keymap files;		/* build-id -> index + 1 of files[] */
 	struct py_file *file_v;
 	size_t nr_files, cap_files;
+	struct tidset said;		/* processes of an unsupported version, said */
 	struct py_proc **procs;		/* sorted by pid */
 	size_t nr_procs, cap_procs;
 	size_t nr_slots;		/* all processes */
@@ -104,6 +106,7 @@ void pyprocs__free(struct pyprocs *p)
 		proc_free(p->procs[i]);
 	free(p->procs);
 	keymap_free(&p->files);
+	tidset_free(&p->said);
 	free(p->file_v);
 	free(p);
 }
@@ -281,8 +284,9 @@ static void scan_file(int fd, struct py_file *f)
 	}
 	scan_dynsym(elf, &rd, f);
 	elf_end(elf);
+	/* Py_Version came with 3.11: without it, an older CPython */
 	f->python = f->runtime && f->eval && f->eval_size && f->code_type && f->unicode_type &&
-		    f->version && f->nr_loads;
+		    f->nr_loads;
 }
 
 /* The file's facts, scanned once per build-id; NULL: none (no memory). */
@@ -335,13 +339,27 @@ static void register_proc(struct pyprocs *p, __u32 pid, const struct py_file *f,
 	struct py_proc *pp;
 	__u64 version = 0;
 
-	if (read_mem(&pid, bias + f->version, &version, 4))
+	if (f->version && read_mem(&pid, bias + f->version, &version, 4))
 		return;		/* gone already */
 	l = py_layout_find(version);
+	if (l && l->debug_cookie) {
+		char cookie[8] = { 0 };
+
+		if (read_mem(&pid, bias + f->runtime, cookie, sizeof(cookie)) ||
+		    memcmp(cookie, l->debug_cookie, sizeof(cookie)))
+			l = NULL;	/* not the build the table describes */
+	}
 	if (!l) {
-		snprintf(shown, sizeof(shown), "%llu.%llu", (unsigned long long)(version >> 24 & 0xff),
-			 (unsigned long long)(version >> 16 & 0xff));
-		pr_warn("process %u runs CPython %s, whose frames precord does not read (3.11 only): its native frames only",
+		if (tidset_has(&p->said, pid))
+			return;
+		tidset_add(&p->said, pid);	/* -ENOMEM: said again, at worst */
+		if (f->version)
+			snprintf(shown, sizeof(shown), "%llu.%llu",
+				 (unsigned long long)(version >> 24 & 0xff),
+				 (unsigned long long)(version >> 16 & 0xff));
+		else
+			snprintf(shown, sizeof(shown), "before 3.11");
+		pr_warn("process %u runs CPython %s, whose frames precord does not read (3.11 to 3.13): its native frames only",
 			pid, shown);
 		p->unsupported++;
 		return;
@@ -424,8 +442,10 @@ void pyprocs__fork(struct pyprocs *p, __u32 ppid, __u32 pid, __u64 time)
 
 void pyprocs__exec(struct pyprocs *p, __u32 pid)
 {
-	if (p)
-		proc_remove(p, pid);
+	if (!p)
+		return;
+	proc_remove(p, pid);
+	tidset_del(&p->said, pid);
 }
 
 void pyprocs__exit(struct pyprocs *p, __u32 pid, __u64 time)
@@ -434,6 +454,7 @@ void pyprocs__exit(struct pyprocs *p, __u32 pid, __u64 time)
 
 	if (!p)
 		return;
+	tidset_del(&p->said, pid);
 	collect_dead(p, time);
 	pp = proc_find(p, pid);
 	if (!pp)
