@@ -27,7 +27,8 @@ TEST(activations_replaced_up_to_their_entry_frames)
 	__u64 py[] = { 0x10 | PREC_PY_ENTRY, 0x20, 0x30 | PREC_PY_ENTRY };
 	__u64 out[16];
 	int calls = 0;
-	__u32 n = py_splice(user, 5, py, 3, EVAL_LO, EVAL_HI, addr_of, &calls, out, 16);
+	__u32 n = py_splice(&(struct py_chain){ user, 5, py, 3, false }, EVAL_LO, EVAL_HI, addr_of,
+			    &calls, out, 16);
 
 	CHECK_EQ(n, 6);
 	CHECK_EQ(out[0], 0x500);
@@ -37,6 +38,16 @@ TEST(activations_replaced_up_to_their_entry_frames)
 	CHECK_EQ(out[4], 0xc0de0030);
 	CHECK_EQ(out[5], 0x700);
 	CHECK_EQ(calls, 3);
+
+	/* sampled in the loop itself: the ip stays, the frames below it */
+	n = py_splice(&(struct py_chain){ user + 1, 4, py, 3, true }, EVAL_LO, EVAL_HI, addr_of,
+		      &calls, out, 16);
+	CHECK_EQ(n, 6);
+	CHECK_EQ(out[0], 0x1100);
+	CHECK_EQ(out[1], 0xc0de0010);
+	CHECK_EQ(out[2], 0x600);
+	CHECK_EQ(out[3], 0xc0de0020);
+	CHECK_EQ(out[5], 0x700);
 }
 
 TEST(leftovers_after_a_short_chain_and_extra_activations_kept)
@@ -46,7 +57,8 @@ TEST(leftovers_after_a_short_chain_and_extra_activations_kept)
 	__u64 py[] = { 0x10, 0x20 | PREC_PY_ENTRY, 0x30, 0x40 | PREC_PY_ENTRY };
 	__u64 out[16];
 	int calls = 0;
-	__u32 n = py_splice(user, 4, py, 4, EVAL_LO, EVAL_HI, addr_of, &calls, out, 16);
+	__u32 n = py_splice(&(struct py_chain){ user, 4, py, 4, false }, EVAL_LO, EVAL_HI, addr_of,
+			    &calls, out, 16);
 
 	CHECK_EQ(n, 5);
 	CHECK_EQ(out[0], 0xc0de0010);
@@ -59,7 +71,8 @@ TEST(leftovers_after_a_short_chain_and_extra_activations_kept)
 	__u64 user2[] = { 0x1100, 0x1200, 0x1300 };
 	__u64 py2[] = { 0x10 };
 
-	n = py_splice(user2, 3, py2, 1, EVAL_LO, EVAL_HI, addr_of, &calls, out, 16);
+	n = py_splice(&(struct py_chain){ user2, 3, py2, 1, false }, EVAL_LO, EVAL_HI, addr_of,
+		      &calls, out, 16);
 	CHECK_EQ(n, 3);
 	CHECK_EQ(out[0], 0xc0de0010);
 	CHECK_EQ(out[1], 0x1200);
@@ -75,10 +88,12 @@ TEST(splice_stays_within_cap)
 		user[i] = 0x1100 + i;		/* every frame an activation */
 	for (int i = 0; i < PREC_PY_MAX_FRAMES; i++)
 		py[i] = 0x100 + 16 * i;		/* no entry frame at all */
-	CHECK_EQ(py_splice(user, PREC_MAX_STACK, py, PREC_PY_MAX_FRAMES, EVAL_LO, EVAL_HI,
-			   addr_of, &calls, out, 8), 8);
-	CHECK_EQ(out[7], 0xc0de0000 + 0x100 + 16 * 7);
-	CHECK_EQ(py_splice(user, 0, py, 0, EVAL_LO, EVAL_HI, addr_of, &calls, out, 8), 0);
+	CHECK_EQ(py_splice(&(struct py_chain){ user, PREC_MAX_STACK, py, PREC_PY_MAX_FRAMES, true },
+			   EVAL_LO, EVAL_HI, addr_of, &calls, out, 8), 8);
+	CHECK_EQ(out[0], 0x1100);
+	CHECK_EQ(out[7], 0xc0de0000 + 0x100 + 16 * 6);
+	CHECK_EQ(py_splice(&(struct py_chain){ user, 0, py, 0, false }, EVAL_LO, EVAL_HI, addr_of,
+			   &calls, out, 8), 0);
 }
 
 /* ---- code objects on fake memory ---- */

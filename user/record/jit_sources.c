@@ -78,11 +78,11 @@ static struct jit_merger *merger(struct jit_sources *g)
 }
 
 int jit_sources__add_named(struct jit_sources *g, __u32 pid, __u64 time, __u64 start,
-			   __u64 size, const char *name)
+			   __u64 size, const char *name, const void *code)
 {
 	struct jit_merger *m = merger(g);
 
-	return m ? jit_merger__add_named(m, time, pid, start, size, name) : -ENOMEM;
+	return m ? jit_merger__add_named(m, time, pid, start, size, name, code) : -ENOMEM;
 }
 
 static __u32 pid_from_name(const char *path, const char *prefix, const char *suffix)

@@ -217,10 +217,11 @@ int py_code_symbol(const struct py_layout *l, const struct py_types *t, py_read_
 	return 0;
 }
 
-__u32 py_splice(const __u64 *user, __u32 nu, const __u64 *py, __u32 npy, __u64 eval_lo,
-		__u64 eval_hi, py_frame_addr_fn addr, void *ctx, __u64 *out, __u32 cap)
+__u32 py_splice(const struct py_chain *ch, __u64 eval_lo, __u64 eval_hi, py_frame_addr_fn addr,
+		void *ctx, __u64 *out, __u32 cap)
 {
-	__u32 i, j = 0, n = 0;
+	const __u64 *user = ch->user, *py = ch->py;
+	__u32 i, j = 0, n = 0, nu = ch->nu, npy = ch->npy;
 
 	while (nu && !user[nu - 1])
 		nu--;
@@ -229,6 +230,8 @@ __u32 py_splice(const __u64 *user, __u32 nu, const __u64 *py, __u32 npy, __u64 e
 			out[n++] = user[i];
 			continue;
 		}
+		if (!i && ch->leaf)
+			out[n++] = user[i];	/* the sampled ip */
 		while (j < npy && n < cap) {
 			bool entry = py[j] & PREC_PY_ENTRY;
 

@@ -67,16 +67,28 @@ int py_code_symbol(const struct py_layout *l, const struct py_types *t, py_read_
 /* The address a Python frame word (code | PREC_PY_ENTRY) gets. */
 typedef __u64 (*py_frame_addr_fn)(void *ctx, __u64 word);
 
+/* A sample's user frames and Python frame words, innermost first. */
+struct py_chain {
+	const __u64 *user;
+	__u32 nu;
+	const __u64 *py;
+	__u32 npy;
+	bool leaf;		/* user[0] is the sampled ip (a sample in user mode) */
+};
+
 /*
- * The user chain user[0..nu) (innermost first) with every frame inside
- * [eval_lo, eval_hi) — an activation of the evaluation loop — replaced by
- * the Python frames it ran: py[] from the next unused one up to and
- * including the next entry frame.  An activation with none left stays.
- * The Python frames left over (a chain cut short: -g through code with no
- * frame pointers) go after the last native frame (trailing zeros of user
- * dropped).  Writes at most cap frames into out; returns how many.
+ * The user chain (innermost first) with every frame inside [eval_lo,
+ * eval_hi) — an activation of the evaluation loop — replaced by the
+ * Python frames it ran: py[] from the next unused one up to and including
+ * the next entry frame.  The sampled ip stays in front of them when it is
+ * in the loop itself (leaf), so the self time perf report and pprof give
+ * stays the interpreter's, as the ip says.  An activation with no Python
+ * frame left stays.  The Python frames left over (a chain cut short: -g
+ * through code with no frame pointers) go after the last native frame
+ * (trailing zeros of user dropped).  Writes at most cap frames into out;
+ * returns how many.
  */
-__u32 py_splice(const __u64 *user, __u32 nu, const __u64 *py, __u32 npy, __u64 eval_lo,
-		__u64 eval_hi, py_frame_addr_fn addr, void *ctx, __u64 *out, __u32 cap);
+__u32 py_splice(const struct py_chain *ch, __u64 eval_lo, __u64 eval_hi, py_frame_addr_fn addr,
+		void *ctx, __u64 *out, __u32 cap);
 
 #endif

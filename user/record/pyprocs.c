@@ -467,6 +467,13 @@ void pyprocs__exit(struct pyprocs *p, __u32 pid, __u64 time)
 
 /* ---- slots ---- */
 
+/* A slot's bytes in the image, int3s: the symbol is then in .text, where
+ * every reader of the images (perf, precord export and push) finds it. */
+static const __u8 slot_code[PY_SLOT_BYTES] = {
+	0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,
+	0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,
+};
+
 /*
  * A new slot named name, mapped from the time the process was found (so
  * that every sample of it, whatever order they are converted in, comes
@@ -483,7 +490,8 @@ static __u32 slot_new(struct pyprocs *p, struct py_proc *pp, const char *name)
 		p->over_limit++;
 		return UINT32_MAX;
 	}
-	err = jit_sources__add_named(p->js, pp->pid, pp->found, start, PY_SLOT_BYTES, name);
+	err = jit_sources__add_named(p->js, pp->pid, pp->found, start, PY_SLOT_BYTES, name,
+				     slot_code);
 	if (err) {
 		if (!p->name_errors++)
 			pr_warn("Python frames: cannot name a code object of process %u: %s (counted)",
@@ -575,8 +583,8 @@ static __u64 frame_addr(void *arg, __u64 word)
 	return pp->slots[slot].addr;
 }
 
-__u32 pyprocs__splice(struct pyprocs *p, __u32 pid, __u64 time, const __u64 *user, __u32 nu,
-		      const __u64 *py, __u32 npy, __u64 *out, __u32 cap)
+__u32 pyprocs__splice(struct pyprocs *p, __u32 pid, __u64 time, bool leaf, const __u64 *user,
+		      __u32 nu, const __u64 *py, __u32 npy, __u64 *out, __u32 cap)
 {
 	struct splice_ctx c = { .p = p, .time = time };
 
@@ -590,7 +598,8 @@ __u32 pyprocs__splice(struct pyprocs *p, __u32 pid, __u64 time, const __u64 *use
 		return n;
 	}
 	p->spliced++;
-	return py_splice(user, nu, py, npy, c.pp->eval_lo, c.pp->eval_hi, frame_addr, &c, out, cap);
+	return py_splice(&(struct py_chain){ user, nu, py, npy, leaf }, c.pp->eval_lo,
+			 c.pp->eval_hi, frame_addr, &c, out, cap);
 }
 
 void pyprocs__print_stats(const struct pyprocs *p, const struct prec_py_stats *bpf)

@@ -21,6 +21,7 @@
 #ifndef PRECORD_RECORD_PYPROCS_H
 #define PRECORD_RECORD_PYPROCS_H
 
+#include <stdbool.h>
 #include <linux/types.h>
 
 #define PY_IMAGE_BASE		(1ULL << 56)	/* 57-bit user space ends below */
@@ -49,11 +50,12 @@ void pyprocs__exit(struct pyprocs *p, __u32 pid, __u64 time);
 
 /*
  * A sample's user chain with its Python frames spliced in (pyframes.h
- * py_splice), at most cap frames into out; returns how many.  A process
- * not (or no longer) known keeps user only (counted).
+ * py_splice; leaf: user[0] is the sampled ip), at most cap frames into
+ * out; returns how many.  A process not (or no longer) known keeps user
+ * only (counted).
  */
-__u32 pyprocs__splice(struct pyprocs *p, __u32 pid, __u64 time, const __u64 *user, __u32 nu,
-		      const __u64 *py, __u32 npy, __u64 *out, __u32 cap);
+__u32 pyprocs__splice(struct pyprocs *p, __u32 pid, __u64 time, bool leaf, const __u64 *user,
+		      __u32 nu, const __u64 *py, __u32 npy, __u64 *out, __u32 cap);
 
 /* The closing summary's lines: processes, names, limits (bpf: the BPF
  * walks' counters, NULL: none).  NULL-safe. */

@@ -152,14 +152,14 @@ static size_t sample_rec_size(const struct prec_sample *ps)
 
 /* perf's callchain of the frames ips[0..nk + nu + npy) (a sample's or a
  * key's): the Python frames spliced into the user ones. */
-static __u32 build_callchain(struct sample_converter *c, __u32 pid, __u64 time,
+static __u32 build_callchain(struct sample_converter *c, __u32 pid, __u64 time, bool user_mode,
 			     const __u64 *ips, __u32 nk, __u32 nu, __u32 npy)
 {
 	const __u64 *user = ips + nk;
 
 	if (npy && c->cfg.py) {
-		nu = pyprocs__splice(c->cfg.py, pid, time, user, nu, ips + nk + nu, npy, c->user,
-				     PREC_MAX_STACK + PREC_PY_MAX_FRAMES);
+		nu = pyprocs__splice(c->cfg.py, pid, time, user_mode, user, nu, ips + nk + nu, npy,
+				     c->user, PREC_MAX_STACK + PREC_PY_MAX_FRAMES);
 		user = c->user;
 	}
 	return perfdata_callchain_build(c->callchain, ips, nk, user, nu);
@@ -184,7 +184,7 @@ static int convert_sample(struct sample_converter *c, const void *data, size_t s
 	if (ps.cpu >= (__u32)c->cfg.nr_cpu_ids || !c->cfg.cpu_ids[ps.cpu])
 		return -EINVAL;
 	if (c->cfg.callchain)
-		n = build_callchain(c, ps.pid, ps.time, ips, nk, nu, ps.nr_py);
+		n = build_callchain(c, ps.pid, ps.time, ps.user_mode, ips, nk, nu, ps.nr_py);
 	out.misc = ps.user_mode ? PERF_RECORD_MISC_USER : PERF_RECORD_MISC_KERNEL;
 	out.id = c->cfg.cpu_ids[ps.cpu];
 	out.ip = ps.ip;
@@ -246,7 +246,7 @@ int sample_converter__aggregated(void *ctx, const struct prec_agg_key *k,
 	if (!out.id)
 		return -EINVAL;
 	if (c->cfg.callchain)
-		n = build_callchain(c, k->pid, time, ips, nk, nu, npy);
+		n = build_callchain(c, k->pid, time, user_mode, ips, nk, nu, npy);
 	out.misc = user_mode ? PERF_RECORD_MISC_USER : PERF_RECORD_MISC_KERNEL;
 	out.ip = k->ip;
 	out.pid = k->pid;
