@@ -277,3 +277,35 @@ pyenv_python() {
 	perf script -i x.data -F ip,sym 2>/dev/null | grep -q ' _PyEval_EvalFrameDefault$'
 	[ ! -e x.data.jit ]
 }
+
+# py_children FILE FUNC: perf report's children share of the Python FUNC
+py_children() {
+	perf report -i "$1" --stdio --children --sort sym -q -g none 2>/dev/null |
+		awk -v f="$2" 'index($0, "] " f " (") { gsub(/%/, "", $1); print $1; exit }'
+}
+
+# pprof_cum PROFILE FUNC: go tool pprof's cum share of the Python FUNC
+pprof_cum() {
+	go tool pprof -top -nodecount=100000 -nodefraction=0 -edgefraction=0 "$1" 2>/dev/null |
+		awk -v f="$2" '$5 ~ /%$/ && index($0, " " f " (") { gsub(/%/, "", $5); print $5; exit }'
+}
+
+@test "--aggregate, then export --pprof: the Python names with perf report's shares" {
+	need "go (go tool pprof)" command -v go
+	export GOCACHE=$T/gocache GOPATH=$T/gopath PPROF_TMPDIR=$T/pprof GOFLAGS=-mod=mod
+	PRECORD_WL_TRUTH=$T/truth run "$PRECORD" --call-graph ehframe --aggregate -o x.data -- \
+		"$PY" "$PYW/ratio.py" 3 3
+	echo "$output" >&2
+	[ "$status" -eq 0 ]
+	ratio_like_truth x.data "$T/truth"
+	lint x.data
+	run "$PRECORD" export --pprof -i x.data -o x.pb.gz
+	echo "$output" >&2
+	[ "$status" -eq 0 ]
+	for f in ho_main ho_fa ho_fb; do
+		p=$(py_children x.data "$f"); q=$(pprof_cum x.pb.gz "$f")
+		echo "$f: perf report children ${p:-none}%, pprof cum ${q:-none}%" >&2
+		[ -n "$p" ] && [ -n "$q" ]
+		within "$p" "$q" 0.5
+	done
+}

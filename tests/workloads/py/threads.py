@@ -1,9 +1,15 @@
 """Two threads running different functions (ho_ta, ho_tb) for DURATION
 seconds of CPU time each; each prints "thread NAME tid=TID" (its native
 thread id) first.  usage: threads.py DURATION"""
+import os
 import sys
 import threading
 import time
+
+
+def say(name):
+    # one write(2) per line: the two threads' lines never interleave
+    os.write(1, ("thread %s tid=%d\n" % (name, threading.get_native_id())).encode())
 
 
 def spin(duration):
@@ -16,12 +22,12 @@ def spin(duration):
 
 
 def ho_ta(duration):
-    print("thread ho_ta tid=%d" % threading.get_native_id(), flush=True)
+    say("ho_ta")
     return spin(duration)
 
 
 def ho_tb(duration):
-    print("thread ho_tb tid=%d" % threading.get_native_id(), flush=True)
+    say("ho_tb")
     return spin(duration)
 
 
