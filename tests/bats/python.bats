@@ -27,18 +27,25 @@ teardown() { common_teardown; }
 # py_counts FILE FIELD ID FUNCS...: samples whose FIELD (pid or tid) is ID,
 # and how many of them have each Python function of FUNCS in their stack
 # ("FUNC (file.py:line)" frames), as perf script shows them:
-# "total=N FUNC=N ..."
+# "total=N FUNC=N ...".  A record counts for its period over the smallest
+# period in the file (--aggregate: one record stands for many samples).
 py_counts() {
 	local file=$1 field=$2 id=$3; shift 3
-	perf script -i "$file" -F "$field,ip,sym" 2>/dev/null | awk -v id="$id" -v fs="$*" '
+	perf script -i "$file" -F "$field,period,ip,sym" 2>/dev/null | awk -v id="$id" -v fs="$*" '
 		BEGIN { RS = ""; FS = "\n"; m = split(fs, f, " ") }
 		{
 			split($1, h, " ")
+			if (!min || h[2] < min) min = h[2]
 			if (h[1] != id) next
-			n++
-			for (j = 1; j <= m; j++) if (index($0, " " f[j] " (")) c[j]++
+			n += h[2]
+			for (j = 1; j <= m; j++) if (index($0, " " f[j] " (")) c[j] += h[2]
 		}
-		END { printf "total=%d", n; for (j = 1; j <= m; j++) printf " %s=%d", f[j], c[j]; print "" }'
+		END {
+			if (!min) min = 1
+			printf "total=%d", n / min + 0.5
+			for (j = 1; j <= m; j++) printf " %s=%d", f[j], c[j] / min + 0.5
+			print ""
+		}'
 }
 
 # val "k=v ..." k
