@@ -65,23 +65,21 @@ for depth in 10 50; do
 done
 
 say "-- 2. CPU time of fixed work 10 frames deep (s), median of $reps"
-base=$(for r in $(seq "$reps"); do "$PY" "$W" work 10 300 | sed 's/cpu=//'; done | median)
+base=$(for r in $(seq "$reps"); do "$PY" "$W" work 10 2500 | sed 's/cpu=//'; done | median)
 say "no recording: $base s"
 for hz in 99 999; do
 	for py in --no-python --python; do
 		t=$(for r in $(seq "$reps"); do
-			build/precord -q -g -F "$hz" $py -o "$tmp/x.data" -- "$PY" "$W" work 10 300 |
+			build/precord -q -g -F "$hz" $py -o "$tmp/x.data" -- "$PY" "$W" work 10 2500 |
 				sed -n 's/cpu=//p'
 		done | median)
 		say "$hz Hz $py: $t s ($(awk -v t="$t" -v b="$base" 'BEGIN { printf "%+.1f%%", 100 * (t / b - 1) }'))"
 	done
 done
 
-say "-- 3. precord's max RSS with 10,000 code objects named (KB)"
+say "-- 3. precord's max RSS with 10,000 code objects in the samples (KB; -g, 4000 Hz, 12 s of CPU)"
 for py in --no-python --python; do
-	kb=$(/usr/bin/time -f "%M" build/precord -q -g -F 999 $py -o "$tmp/x.data" -- \
-		"$PY" "$W" many 10000 6 2>&1 >/dev/null | tail -1)
-	say "$py: $kb KB"
+	/usr/bin/time -o "$tmp/rss" -f "%M" build/precord -v -g $py -o "$tmp/x.data" -- \
+		"$PY" "$W" many 10000 12 > "$tmp/log" 2>&1
+	say "$py: $(cat "$tmp/rss") KB; $(grep -o '[0-9]* code objects named' "$tmp/log" || echo 'none named')"
 done
-build/precord -v -g -F 999 -o "$tmp/x.data" -- "$PY" "$W" many 10000 6 2>&1 |
-	grep 'code objects named' | tee -a "$out/python.txt"

@@ -3,8 +3,8 @@
   deep.py depth D SECONDS   spin D Python frames deep for SECONDS of CPU
   deep.py work D N          N rounds of fixed work D frames deep; prints
                             "cpu=S" (the thread's CPU time)
-  deep.py many K SECONDS    K distinct functions (K code objects) called in
-                            turn for SECONDS of CPU
+  deep.py many K SECONDS    K distinct functions (K code objects), each a
+                            loop of 5000, called in turn for SECONDS of CPU
 """
 import sys
 import time
@@ -40,7 +40,7 @@ def main():
         end = time.thread_time() + b
         while time.thread_time() < end:
             for f in fs:
-                f(200)
+                f(5000)
 
 
 if __name__ == "__main__":
