@@ -34,19 +34,8 @@ export HOME=$tmp
 say() { echo "$*" | tee -a "$out/python.txt"; }
 : > "$out/python.txt"
 
-# prog_cost PID: "run_cnt ns_per_run" of precord PID's on_sample program
-prog_cost() {
-	local fd id
-	for fd in /proc/"$1"/fd/*; do
-		[ "$(readlink "$fd" 2>/dev/null)" = "anon_inode:bpf-prog" ] || continue
-		id=$(awk '$1 == "prog_id:" { print $2 }' /proc/"$1"/fdinfo/"${fd##*/}")
-		bpftool prog show id "$id" 2>/dev/null | grep -q ' name on_sample ' || continue
-		awk '$1 == "run_time_ns:" { t = $2 } $1 == "run_cnt:" { n = $2 }
-		     END { printf "%d %.0f\n", n, n ? t / n : 0 }' /proc/"$1"/fdinfo/"${fd##*/}"
-		return
-	done
-	echo "0 0"
-}
+. scripts/bench/lib.bash
+prog_cost() { bpf_prog_cost "$1" on_sample; }
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
