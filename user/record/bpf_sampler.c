@@ -26,7 +26,8 @@ struct bpf_sampler {
 	struct ring_buffer *rb;
 	bpf_record_fn fn;
 	void *ctx;
-	struct pbuf stash;	/* records of pump(): u32 size, data, 8-aligned */
+	struct pbuf stash;	/* records of pump(): u64 size, data, 8-aligned
+				 * (the records are read in place as u64s) */
 	bool stashing;
 };
 
@@ -210,7 +211,7 @@ static int load(struct bpf_sampler *b, const struct prec_opts *o)
 static int on_ring_record(void *ctx, void *data, size_t size)
 {
 	struct bpf_sampler *b = ctx;
-	__u32 len = (__u32)size;
+	__u64 len = size;
 
 	if (!b->stashing)
 		return b->fn ? b->fn(b->ctx, data, size) : 0;
@@ -264,14 +265,14 @@ int bpf_sampler__consume(struct bpf_sampler *b)
 {
 	int err = 0, n = 0;
 
-	for (size_t off = 0; off + 4 <= b->stash.len && !err; n++) {
-		__u32 len;
+	for (size_t off = 0; off + 8 <= b->stash.len && !err; n++) {
+		__u64 len;
 
 		memcpy(&len, b->stash.data + off, sizeof(len));
-		if (off + 4 + len > b->stash.len)
+		if (len > b->stash.len - off - 8)
 			break;		/* its data did not fit (ENOMEM) */
-		err = b->fn ? b->fn(b->ctx, b->stash.data + off + 4, len) : 0;
-		off = align_up(off + 4 + len, 8);
+		err = b->fn ? b->fn(b->ctx, b->stash.data + off + 8, (size_t)len) : 0;
+		off = align_up(off + 8 + (size_t)len, 8);
 	}
 	pbuf_reset(&b->stash);
 	if (err < 0)
