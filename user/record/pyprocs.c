@@ -615,11 +615,13 @@ void pyprocs__print_stats(const struct pyprocs *p, const struct prec_py_stats *b
 	if (p->unreadable)
 		pr_info("Python: %llu frames whose code object could not be read (exited, freed or not a code object) named \"" PY_UNKNOWN_NAME "\"",
 			(unsigned long long)p->unreadable);
+	if (!p->found && !p->names)
+		return;		/* no Python process: nothing to say */
 	pr_info("Python: %llu processes, %llu code objects named (%llu addresses reused), %llu samples spliced, %llu of unknown processes",
 		(unsigned long long)p->found, (unsigned long long)p->names,
 		(unsigned long long)p->reused, (unsigned long long)p->spliced,
 		(unsigned long long)p->unknown_procs);
-	if (bpf)
+	if (bpf && log_verbosity > 0)
 		pr_info("Python: BPF walks %llu, frames %llu, no thread state %llu, cut at %u frames %llu, ended by a failed read %llu",
 			(unsigned long long)bpf->walks, (unsigned long long)bpf->frames,
 			(unsigned long long)bpf->no_thread, PREC_PY_MAX_FRAMES,
