@@ -144,6 +144,12 @@ $(BUILD)/workloads/%: tests/workloads/%.c
 	$(Q)$(CLANG) -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		-fno-inline -pthread -Wall -Werror $< -o $@ -ldl
 
+# Looks like CPython to precord: its symbols must be in .dynsym.
+$(BUILD)/workloads/hostile_py: tests/workloads/hostile_py.c
+	$(call msg,CLANG,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -O1 -g -fno-omit-frame-pointer -rdynamic -pthread -Wall -Werror $< -o $@
+
 $(BUILD)/workloads/lib%.so: tests/workloads/lib/lib%.c
 	$(call msg,CLANG,$@)
 	$(Q)mkdir -p $(@D)

@@ -80,7 +80,8 @@ struct {
 /* 64 bits of the frames and their split, never 0 (0: no frames). */
 static __always_inline __u64 agg_stack_id(const struct prec_sample *s, __u32 n)
 {
-	__u64 h = 0x6a09e667f3bcc909ULL ^ ((__u64)s->nr_kernel << 16 | s->nr_user);
+	__u64 h = 0x6a09e667f3bcc909ULL ^
+		  ((__u64)s->nr_py << 32 | (__u64)s->nr_kernel << 16 | s->nr_user);
 
 	for (__u32 i = 0; i < PREC_AGG_STACK_WORDS; i++) {
 		if (i >= n)
@@ -112,12 +113,13 @@ static __always_inline bool agg_count(struct prec_sample *s)
 	if (!st)
 		return false;
 	st->taken++;
-	n = s->nr_kernel + s->nr_user;
+	n = s->nr_kernel + s->nr_user + s->nr_py;
 	k.pid = s->pid;
 	k.tid = s->tid;
 	k.cpu = agg_cpu ? s->cpu : 0;
 	k.nr_kernel = s->nr_kernel;
 	k.nr_user = s->nr_user;
+	k.nr_py = s->nr_py;
 	k.ip = s->ip;
 	k.cgroup = s->cgroup;
 	k.stack_id = n ? agg_stack_id(s, n) : 0;

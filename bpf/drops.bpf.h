@@ -7,9 +7,10 @@
 #ifndef PRECORD_BPF_DROPS_H
 #define PRECORD_BPF_DROPS_H
 
-/* A prec_sample followed by room for both stacks. */
+/* A prec_sample followed by room for both stacks and the Python frames
+ * (512 >= PREC_AGG_STACK_WORDS: a masked index stays inside). */
 struct sample_buf {
-	__u64 words[sizeof(struct prec_sample) / 8 + 2 * PREC_MAX_STACK];
+	__u64 words[sizeof(struct prec_sample) / 8 + 512];
 };
 
 /* Samples that did not fit in the ring buffer, per CPU. */

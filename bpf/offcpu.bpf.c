@@ -139,7 +139,7 @@ static __always_inline void wait_begins(void *ctx, struct task_struct *prev, __u
 	s->ip = kn ? s->ips[0] : (un ? s->ips[kn & 0x7f] : 0);
 	s->user_mode = !kn;
 	s->regs_abi = 0;
-	s->pad = 0;
+	s->nr_py = 0;	/* off-CPU stacks: native frames only */
 	s->stack_len = 0;
 	s->cgroup = want_cgroup ? bpf_get_current_cgroup_id() : 0;
 	t->size = sizeof(*s) + 8 * ((kn + un) & 0xff);

@@ -16,10 +16,13 @@
 #include "drops.bpf.h"
 #include "targets.bpf.h"
 #include "unwind.bpf.h"
+#include "python.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile bool want_callchain = false;
+/* Python frames after the user frames (-g, ehframe; python.bpf.h). */
+const volatile bool want_python = false;
 /* --call-graph dwarf: bytes of user stack to copy (on_sample_dwarf). */
 const volatile __u32 dwarf_stack_size = 0;
 const volatile bool follow_forks = true;
@@ -113,7 +116,7 @@ static __always_inline long fill_sample(struct bpf_perf_event_data *ctx,
 	s->nr_kernel = kn;
 	s->nr_user = un;
 	s->regs_abi = 0;
-	s->pad = 0;
+	s->nr_py = 0;
 	s->stack_len = 0;
 	s->cgroup = want_cgroup ? bpf_get_current_cgroup_id() : 0;
 	s->hdr.size = sizeof(*s) + (kn + un) * 8;
@@ -130,6 +133,15 @@ static __always_inline void emit(void *data, __u64 size)
 
 #include "aggregate.bpf.h"	/* submit(): to the ring, or counted */
 
+/* The Python frames after the n native ones of a user task; how many. */
+static __always_inline __u32 add_python(struct prec_sample *s, long n)
+{
+	if (!want_python || !s->pid || n < 0 || n > 2 * PREC_MAX_STACK)
+		return 0;
+	s->nr_py = py_walk(s, n);
+	return s->nr_py;
+}
+
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
@@ -144,7 +156,9 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	n = fill_sample(ctx, (struct prec_sample *)b, false);
 	if (n < 0)
 		return 0;
-	size = sizeof(struct prec_sample) + 8 * (n & 0xff);
+	n += add_python((struct prec_sample *)b, n);
+	size = sizeof(struct prec_sample) + 8 * (n & 0x1ff);
+	((struct prec_sample *)b)->hdr.size = size;
 	if (size <= sizeof(*b))
 		submit(b, size);
 	return 0;
@@ -297,9 +311,10 @@ int on_sample_ehframe(struct bpf_perf_event_data *ctx)
 	if (un > PREC_MAX_STACK)
 		un = PREC_MAX_STACK;
 	s->nr_user = un;
+	un += add_python(s, kn + un);
 	/* masked, not only clamped above: the verifier keeps the bound
 	 * whatever registers the compiler picks */
-	size = sizeof(*s) + 8 * ((kn + un) & 0xff);
+	size = sizeof(*s) + 8 * ((kn + un) & 0x1ff);
 	s->hdr.size = size;
 	if (size <= sizeof(*b))
 		submit(b, size);

@@ -17,6 +17,7 @@ enum {
 	OPT_BUILDID_DIR, OPT_VERSION, OPT_JIT_MAX_BYTES, OPT_UNWIND_MAX_BYTES,
 	OPT_SWITCH_OUTPUT, OPT_SWITCH_MAX_FILES, OPT_AGGREGATE, OPT_ALL_CGROUPS,
 	OPT_PUSH, OPT_HOST, OPT_BUILDID_CACHE_MAX, OPT_OFF_CPU, OPT_OFF_CPU_THRESH,
+	OPT_PYTHON, OPT_NO_PYTHON,
 };
 
 static const struct option long_opts[] = {
@@ -41,6 +42,8 @@ static const struct option long_opts[] = {
 	{ "xray-out", required_argument, NULL, OPT_XRAY_OUT },
 	{ "jit", no_argument, NULL, OPT_JIT },
 	{ "no-jit", no_argument, NULL, OPT_NO_JIT },
+	{ "python", no_argument, NULL, OPT_PYTHON },
+	{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
 	{ "jitdump", required_argument, NULL, OPT_JITDUMP },
 	{ "perf-map", required_argument, NULL, OPT_PERF_MAP },
 	{ "mlpd", required_argument, NULL, OPT_MLPD },
@@ -130,6 +133,9 @@ void opts_usage(FILE *f)
 "      --mlpd PATH         read this Mono log-profiler file at the end\n"
 "      --jit-max-bytes SIZE  read at most SIZE bytes from all JIT sources\n"
 "                          together (suffix K, M, G, T; default 512M)\n"
+"      --python / --no-python  name CPython 3.11-3.13 functions in the\n"
+"                          stacks of -g and --call-graph ehframe (default\n"
+"                          on; needs --jit, docs/python.md)\n"
 "Output:\n"
 "  -o, --output FILE       output file (default perf.data; an existing one\n"
 "                          is renamed FILE.old)\n"
@@ -331,6 +337,7 @@ int opts_parse(int argc, char **argv, struct prec_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->freq = 4000;
 	o->jit = true;
+	o->python = true;
 	o->clockid = CLOCK_MONOTONIC;
 	o->argc = argc;
 	o->argv = argv;
@@ -427,6 +434,12 @@ int opts_parse(int argc, char **argv, struct prec_opts *o)
 			break;
 		case OPT_NO_JIT:
 			o->jit = false;
+			break;
+		case OPT_PYTHON:
+			o->python = true;
+			break;
+		case OPT_NO_PYTHON:
+			o->python = false;
 			break;
 		case OPT_JITDUMP:
 			err = push(&o->jitdumps, &o->nr_jitdumps, optarg);
@@ -560,4 +573,9 @@ void opts_free(struct prec_opts *o)
 	free(o->jitdumps);
 	free(o->perf_maps);
 	free(o->mlpds);
+}
+
+bool opts_python(const struct prec_opts *o)
+{
+	return o->python && o->jit && o->callchain && !o->dwarf_stack_size;
 }

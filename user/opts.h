@@ -49,6 +49,7 @@ struct prec_opts {
 	int trace_args;			/* --trace-args N */
 	char *xray_out;			/* --xray-out FILE */
 	bool jit;			/* --jit (default) / --no-jit */
+	bool python;			/* --python (default) / --no-python */
 	char **jitdumps;		/* --jitdump PATH, repeatable */
 	int nr_jitdumps;
 	char **perf_maps;		/* --perf-map PATH */
@@ -72,5 +73,8 @@ struct prec_opts {
 int opts_parse(int argc, char **argv, struct prec_opts *o);
 void opts_free(struct prec_opts *o);
 void opts_usage(FILE *f);
+/* Python frames are walked and named: --python with a callchain that
+ * is written whole (-g, ehframe; not dwarf) and JIT merging (the images). */
+bool opts_python(const struct prec_opts *o);
 
 #endif

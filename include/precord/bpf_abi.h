@@ -21,6 +21,8 @@ struct prec_rec_hdr {
 };
 
 #define PREC_MAX_STACK		127	/* perf's default kernel.perf_event_max_stack */
+/* Python frames a sample carries at most (bpf/python.bpf.h). */
+#define PREC_PY_MAX_FRAMES	128
 
 /* Target filter modes (rodata `filter_mode` of every program). */
 enum prec_filter {
@@ -42,11 +44,14 @@ enum prec_filter {
 /*
  * PREC_REC_SAMPLE: ips[] holds nr_kernel kernel frames (innermost first,
  * ips[0] is the sampled ip when the sample hit the kernel) followed by
- * nr_user user frames (innermost first).  With regs_abi != 0 (dwarf mode,
+ * nr_user user frames (innermost first), then nr_py Python frames
+ * (innermost first, struct prec_py_proc: the code object's address, bit 0
+ * set on an entry frame).  With regs_abi != 0 (dwarf mode,
  * a task with a user context) PREC_DWARF_NR_REGS u64 user registers follow
  * the frames, then stack_len bytes of user stack read from the user SP,
- * zero-padded to 8.  size = sizeof(struct prec_sample) + 8 * (nr_kernel +
- * nr_user) [+ 8 * PREC_DWARF_NR_REGS + stack_len rounded up to 8].  The
+ * zero-padded to 8 (dwarf samples carry no Python frames).
+ * size = sizeof(struct prec_sample) + 8 * (nr_kernel + nr_user + nr_py)
+ * [+ 8 * PREC_DWARF_NR_REGS + stack_len rounded up to 8].  The
  * stacks are as
  * bpf_get_stack gave them: depending on the kernel and the event's
  * sample_type they may start with a PERF_CONTEXT_* marker or end in zeros;
@@ -64,7 +69,7 @@ struct prec_sample {
 	__u16 nr_user;
 	__u8 user_mode;		/* 1 if the sample hit user mode */
 	__u8 regs_abi;		/* dwarf: 2 = 64-bit user regs follow, 0 none */
-	__u16 pad;
+	__u16 nr_py;		/* Python frames after the user frames */
 	__u32 stack_len;	/* dwarf: user-stack bytes after the regs */
 	__u64 cgroup;		/* cgroup v2 id of the task (--all-cgroups), else 0 */
 	__u64 ips[];
@@ -76,11 +81,11 @@ struct prec_sample {
  * one-slot map-in-map arrays agg_counts and agg_stacks:
  *   counts: struct prec_agg_key -> struct prec_agg_val
  *   stacks: stack_id -> __u64[PREC_AGG_STACK_WORDS] (the frames as in
- *           prec_sample.ips, the first nr_kernel + nr_user of them used)
+ *           prec_sample.ips, the first nr_kernel + nr_user + nr_py used)
  * stack_id is a 64-bit hash of the frames and their split; 0 means no
  * frames (no -g).  cpu is 0 unless the file records the CPU.
  */
-#define PREC_AGG_STACK_WORDS	(2 * PREC_MAX_STACK)
+#define PREC_AGG_STACK_WORDS	(2 * PREC_MAX_STACK + PREC_PY_MAX_FRAMES)
 
 struct prec_agg_key {
 	__u32 pid;		/* tgid */
@@ -91,6 +96,8 @@ struct prec_agg_key {
 	__u64 ip;
 	__u64 stack_id;
 	__u64 cgroup;
+	__u16 nr_py;		/* Python frames after the user frames */
+	__u16 pad[3];
 };
 
 struct prec_agg_val {
@@ -103,6 +110,46 @@ struct prec_agg_stats {
 	__u64 taken;		/* samples kept, aggregated or not */
 	__u64 full;		/* sent to the ring: a map of the generation was full */
 	__u64 inserts;		/* new keys, both generations together */
+};
+
+/*
+ * Python (bpf/python.bpf.h, user/record/pyprocs.c): the CPython processes
+ * user space found, by tgid in the py_procs map.  The BPF program finds
+ * the sampled thread's own PyThreadState by walking runtime -> head
+ * interpreter -> its threads, comparing native_thread_id with the task's
+ * tid in its own PID namespace, then walks the thread's interpreter
+ * frames (current frame -> previous) and records one word per frame: the
+ * code object's address, | PREC_PY_ENTRY on a frame that entered the
+ * evaluation loop (3.11's is_entry; 3.12+: the frame above a shim frame).  The offsets come from user space's
+ * table of versions (docs/python.md); a failed read ends the walk.
+ */
+#define PREC_PY_ENTRY		1ULL
+#define PREC_PY_MAX_THREADS	128	/* threads looked at per sample */
+
+struct prec_py_proc {
+	__u64 runtime;			/* address of _PyRuntime in the process */
+	__u16 rt_interp_head;		/* _PyRuntime.interpreters.head */
+	__u16 is_threads_head;		/* PyInterpreterState.threads.head */
+	__u16 ts_next;			/* PyThreadState.next */
+	__u16 ts_native_tid;		/* PyThreadState.native_thread_id */
+	__u16 ts_frame;			/* PyThreadState.cframe (3.11) */
+	__u16 cf_current;		/* _PyCFrame.current_frame; 0xffff: ts_frame is the frame */
+	__u16 fr_code;			/* _PyInterpreterFrame.f_code */
+	__u16 fr_previous;		/* .previous */
+	__u16 fr_entry;			/* .is_entry (a byte), 0xffff: none */
+	__u16 fr_owner;			/* .owner (a byte), 0xffff: none */
+	__u16 owner_shim;		/* owner of the C stack's shim frames (3.12+: 3):
+					 * not recorded; the frame before it is an entry */
+	__u16 pad;
+};
+
+/* Per-CPU counters of the Python walks (the py_stats array). */
+struct prec_py_stats {
+	__u64 walks;		/* samples of a Python process */
+	__u64 no_thread;	/* its thread state not found (not Python, too many threads) */
+	__u64 frames;		/* frames recorded */
+	__u64 truncated;	/* walks stopped at PREC_PY_MAX_FRAMES */
+	__u64 read_failed;	/* walks ended by a failed read */
 };
 
 /*

@@ -33,20 +33,9 @@ trap cleanup EXIT
 sysctl -qw kernel.bpf_stats_enabled=1
 export HOME=$tmp
 
-# prog_cost PID: "run_cnt ns_per_run" of the on_sample program precord PID
-# holds (its fdinfo has the counters; bpftool here shows no pids)
-prog_cost() {
-	local fd id
-	for fd in /proc/"$1"/fd/*; do
-		[ "$(readlink "$fd")" = "anon_inode:bpf-prog" ] || continue
-		id=$(awk '$1 == "prog_id:" { print $2 }' /proc/"$1"/fdinfo/"${fd##*/}")
-		bpftool prog show id "$id" 2>/dev/null | grep -q ' name on_sample ' || continue
-		awk '$1 == "run_time_ns:" { t = $2 } $1 == "run_cnt:" { n = $2 }
-		     END { printf "%d %.0f\n", n, n ? t / n : 0 }' /proc/"$1"/fdinfo/"${fd##*/}"
-		return
-	done
-	echo "0 0"
-}
+# prog_cost PID: "run_cnt ns_per_run" of precord PID's on_sample
+. scripts/bench/lib.bash
+prog_cost() { bpf_prog_cost "$1" on_sample; }
 
 # sample_bytes FILE: bytes of the PERF_RECORD_SAMPLE records (the rest,
 # mostly the processes found at the start with -a, does not grow with time)

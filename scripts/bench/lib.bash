@@ -69,3 +69,19 @@ build_launcher() {
 run_driver() {
 	python3 -B "$benchdir/${bench%.sh}.py" "$root" "$tmp" "$out" "$@"
 }
+
+# bpf_prog_cost PID NAME: "run_cnt ns_per_run" of the BPF program NAME
+# that process PID holds (its fdinfo has the counters while
+# kernel.bpf_stats_enabled is 1; bpftool here shows no pids); "0 0": none
+bpf_prog_cost() {
+	local fd id
+	for fd in /proc/"$1"/fd/*; do
+		[ "$(readlink "$fd" 2>/dev/null)" = "anon_inode:bpf-prog" ] || continue
+		id=$(awk '$1 == "prog_id:" { print $2 }' /proc/"$1"/fdinfo/"${fd##*/}")
+		bpftool prog show id "$id" 2>/dev/null | grep -q " name $2 " || continue
+		awk '$1 == "run_time_ns:" { t = $2 } $1 == "run_cnt:" { n = $2 }
+		     END { printf "%d %.0f\n", n, n ? t / n : 0 }' /proc/"$1"/fdinfo/"${fd##*/}"
+		return
+	done
+	echo "0 0"
+}

@@ -294,6 +294,19 @@ int merger_add_func(struct jit_merger *m, const char *name, const void *code, __
 	return jitelf_image__add_func(m->img, name, code, size);
 }
 
+int jit_merger__add_named(struct jit_merger *m, __u64 time, __u32 pid, __u64 start,
+			  __u64 size, const char *name, const void *code)
+{
+	int func;
+
+	if (!size || size > MAX_NOCODE_FUNC || start + size < start)
+		return -EINVAL;
+	func = merger_add_func(m, name, code, size);
+	if (func < 0)
+		return func;
+	return merger_add_imap(m, time, pid, pid, start, size, (__u32)(m->nr_images - 1), func);
+}
+
 /* ---- sources ---- */
 
 /* Room for one more source, not counted yet; NULL (then fd, if >= 0,

@@ -121,6 +121,13 @@ int jit_merger__add_perf_map(struct jit_merger *m, const char *path, int fd,
  * during the recording). */
 int jit_merger__add_mlpd(struct jit_merger *m, const char *path, __u32 pid);
 
+/* A function of size bytes (code: its bytes, NULL: none known), mapped
+ * in process pid at [start, start + size) from time on: Python code
+ * objects (record/pyprocs.c).  0, or -errno (-E2BIG: past the limits,
+ * counted in jit_stats.dropped; -EINVAL: size 0 or implausibly large). */
+int jit_merger__add_named(struct jit_merger *m, __u64 time, __u32 pid, __u64 start,
+			  __u64 size, const char *name, const void *code);
+
 /* Read what live sources appended, within JIT_POLL_BYTES per source and
  * the limits' poll time; now = CLOCK_MONOTONIC ns (the time for the
  * perf-map lines read by the next poll).  Returns 0 or -errno. */

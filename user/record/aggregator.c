@@ -91,7 +91,7 @@ static int write_all(struct aggregator *a, unsigned int gen, __u32 nr, __u64 tim
 		const __u64 *ips;
 		int err;
 
-		if ((__u32)k->nr_kernel + k->nr_user > PREC_AGG_STACK_WORDS)
+		if ((__u32)k->nr_kernel + k->nr_user + k->nr_py > PREC_AGG_STACK_WORDS)
 			return -EINVAL;
 		ips = stack_of(a, gen, k);
 		if (!ips)

@@ -152,6 +152,7 @@ static int load(struct bpf_sampler *b, const struct prec_opts *o)
 	skel->rodata->filter_mode = all ? PREC_FILTER_ALL :
 				    by_tid ? PREC_FILTER_TID : PREC_FILTER_TGID;
 	skel->rodata->want_callchain = o->callchain;
+	skel->rodata->want_python = opts_python(o);
 	skel->rodata->want_cgroup = o->all_cgroups;
 	skel->rodata->cgroup_filter = o->cgroup != NULL;
 	skel->rodata->dwarf_stack_size = o->dwarf_stack_size;
@@ -316,6 +317,17 @@ void bpf_sampler__unwind_maps(const struct bpf_sampler *b, struct unwind_map_fds
 	out->nr_tables = bpf_map__max_entries(b->skel->maps.unwind_tables);
 	out->procs = bpf_map__fd(b->skel->maps.unwind_procs);
 	out->stats = bpf_map__fd(b->skel->maps.unwind_stats);
+}
+
+int bpf_sampler__py_procs_fd(const struct bpf_sampler *b)
+{
+	return bpf_map__fd(b->skel->maps.py_procs);
+}
+
+int bpf_sampler__py_stats(const struct bpf_sampler *b, struct prec_py_stats *sum)
+{
+	return percpu__sum_words(bpf_map__fd(b->skel->maps.py_stats), (__u64 *)sum,
+				 sizeof(*sum) / sizeof(__u64));
 }
 
 int bpf_sampler__targets_fd(const struct bpf_sampler *b)

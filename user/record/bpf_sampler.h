@@ -19,6 +19,7 @@ struct bpf_sampler;
 struct bpf_program;
 struct agg_maps;
 struct prec_agg_stats;
+struct prec_py_stats;
 
 /* libbpf's messages as precord's verbosity says (-v, -vv). */
 void bpf_sampler__set_logging(void);
@@ -47,6 +48,10 @@ struct bpf_program *bpf_sampler__program(const struct bpf_sampler *b);
 void bpf_sampler__unwind_maps(const struct bpf_sampler *b, struct unwind_map_fds *out);
 /* The kernel's target set (a map of u32 ids). */
 int bpf_sampler__targets_fd(const struct bpf_sampler *b);
+/* Python: the py_procs map (pid -> struct prec_py_proc), and the walks'
+ * counters summed over the CPUs (0 or -errno). */
+int bpf_sampler__py_procs_fd(const struct bpf_sampler *b);
+int bpf_sampler__py_stats(const struct bpf_sampler *b, struct prec_py_stats *sum);
 /* -G: sample only the tasks of the cgroup open at cgroup_fd and of its
  * descendants (until this is called, none).  0 or -errno. */
 int bpf_sampler__only_cgroup(struct bpf_sampler *b, int cgroup_fd);

@@ -77,6 +77,14 @@ static struct jit_merger *merger(struct jit_sources *g)
 	return g->m;
 }
 
+int jit_sources__add_named(struct jit_sources *g, __u32 pid, __u64 time, __u64 start,
+			   __u64 size, const char *name, const void *code)
+{
+	struct jit_merger *m = merger(g);
+
+	return m ? jit_merger__add_named(m, time, pid, start, size, name, code) : -ENOMEM;
+}
+
 static __u32 pid_from_name(const char *path, const char *prefix, const char *suffix)
 {
 	const char *b = strrchr(path, '/');

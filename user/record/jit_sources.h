@@ -79,6 +79,12 @@ void jit_sources__prune(struct jit_sources *js, __u32 first_kept, const char *ca
  * (len bytes): their jitdump markers and anonymous code are looked at as
  * the side-band's are, so a runtime started before precord is merged. */
 void jit_sources__synthesized(struct jit_sources *js, const void *buf, size_t len);
+/* A named function of process pid at [start, start + size) from time on
+ * (Python code objects, record/pyprocs.c; code: size bytes, or NULL),
+ * written into the JIT images.  0 or -errno (-E2BIG: past the merger's
+ * limits, counted there). */
+int jit_sources__add_named(struct jit_sources *js, __u32 pid, __u64 time, __u64 start,
+			   __u64 size, const char *name, const void *code);
 /* A write error kept images from being written (said at the finish). */
 bool jit_sources__images_lost(const struct jit_sources *js);
 

@@ -10,55 +10,34 @@
 
 #include "precord/bpf_abi.h"
 
-/* The values of every possible CPU at key 0, in a new array of size
- * bytes each (NULL + *err). */
-static void *read_all(int fd, size_t size, int *ncpu, int *err)
+int percpu__sum_words(int fd, __u64 *sum, size_t words)
 {
+	int ncpu = libbpf_num_possible_cpus();
 	__u32 zero = 0;
-	void *v;
+	__u64 *v;
+	int err = 0;
 
-	*ncpu = libbpf_num_possible_cpus();
-	if (*ncpu <= 0) {
-		*err = *ncpu ? *ncpu : -EINVAL;
-		return NULL;
-	}
-	v = calloc((size_t)*ncpu, size);
-	if (!v) {
-		*err = -ENOMEM;
-		return NULL;
-	}
-	if (bpf_map_lookup_elem(fd, &zero, v)) {
-		*err = -errno;
-		free(v);
-		return NULL;
-	}
-	*err = 0;
-	return v;
+	memset(sum, 0, words * sizeof(*sum));
+	if (ncpu <= 0)
+		return ncpu ? ncpu : -EINVAL;
+	v = calloc((size_t)ncpu * words, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(fd, &zero, v))
+		err = -errno;
+	for (size_t i = 0; !err && i < (size_t)ncpu * words; i++)
+		sum[i % words] += v[i];
+	free(v);
+	return err;
 }
 
 int percpu__sum_u64(int fd, __u64 *sum)
 {
-	int ncpu, err;
-	__u64 *v = read_all(fd, sizeof(*v), &ncpu, &err);
-
-	*sum = 0;
-	for (int i = 0; v && i < ncpu; i++)
-		*sum += v[i];
-	free(v);
-	return err;
+	return percpu__sum_words(fd, sum, 1);
 }
 
 int percpu__sum_agg_stats(int fd, struct prec_agg_stats *sum)
 {
-	int ncpu, err;
-	struct prec_agg_stats *v = read_all(fd, sizeof(*v), &ncpu, &err);
-
-	memset(sum, 0, sizeof(*sum));
-	for (int i = 0; v && i < ncpu; i++) {
-		sum->taken += v[i].taken;
-		sum->full += v[i].full;
-		sum->inserts += v[i].inserts;
-	}
-	free(v);
-	return err;
+	_Static_assert(sizeof(*sum) % sizeof(__u64) == 0, "prec_agg_stats: u64 counters only");
+	return percpu__sum_words(fd, (__u64 *)sum, sizeof(*sum) / sizeof(__u64));
 }

@@ -18,6 +18,7 @@
 #include "perfdata/writer.h"
 #include "record/dsos.h"
 #include "record/proc_state.h"
+#include "record/pyprocs.h"
 #include "record/target.h"
 #include "unwind/unwinder.h"
 #include "util/buf.h"
@@ -26,7 +27,8 @@
 struct sample_converter {
 	struct sample_converter_config cfg;
 	struct pbuf rec;		/* scratch for one encoded record */
-	__u64 *callchain;		/* scratch: 2 markers + 2 stacks */
+	__u64 *callchain;		/* scratch: 2 markers + 2 stacks + Python frames */
+	__u64 *user;			/* scratch: the user stack with Python frames */
 	__u64 samples, bad_records;
 	__u64 lost_reported;		/* dropped in BPF, said in LOST_SAMPLES */
 	__u64 sb_lost;			/* lost in the side-band rings (LOST) */
@@ -40,8 +42,11 @@ struct sample_converter *sample_converter__new(const struct sample_converter_con
 	if (!c)
 		return NULL;
 	c->cfg = *cfg;
-	c->callchain = malloc((2 + 2 * PREC_MAX_STACK) * sizeof(__u64));
-	if (!c->callchain) {
+	c->callchain = malloc((2 + 2 * PREC_MAX_STACK + PREC_PY_MAX_FRAMES) * sizeof(__u64));
+	c->user = malloc((PREC_MAX_STACK + PREC_PY_MAX_FRAMES) * sizeof(__u64));
+	if (!c->callchain || !c->user) {
+		free(c->callchain);
+		free(c->user);
 		free(c);
 		errno = ENOMEM;
 		return NULL;
@@ -55,6 +60,7 @@ void sample_converter__free(struct sample_converter *c)
 		return;
 	pbuf_free(&c->rec);
 	free(c->callchain);
+	free(c->user);
 	free(c);
 }
 
@@ -131,15 +137,32 @@ static void note_time(struct sample_converter *c, __u64 time)
 /* The ring record's size as its counts say (bpf_abi.h), 0 if they are bad. */
 static size_t sample_rec_size(const struct prec_sample *ps)
 {
-	size_t n = sizeof(*ps) + 8 * ((size_t)ps->nr_kernel + ps->nr_user);
+	size_t n = sizeof(*ps) + 8 * ((size_t)ps->nr_kernel + ps->nr_user + ps->nr_py);
 
-	if (ps->nr_kernel > PREC_MAX_STACK || ps->nr_user > PREC_MAX_STACK)
+	if (ps->nr_kernel > PREC_MAX_STACK || ps->nr_user > PREC_MAX_STACK ||
+	    ps->nr_py > PREC_PY_MAX_FRAMES)
 		return 0;
 	if (ps->regs_abi == 0)
 		return ps->stack_len ? 0 : n;
-	if (ps->regs_abi != PERF_SAMPLE_REGS_ABI_64 || ps->stack_len > PREC_DWARF_MAX_STACK)
+	if (ps->regs_abi != PERF_SAMPLE_REGS_ABI_64 || ps->stack_len > PREC_DWARF_MAX_STACK ||
+	    ps->nr_py)
 		return 0;
 	return n + 8 * PREC_DWARF_NR_REGS + align_up(ps->stack_len, 8);
+}
+
+/* perf's callchain of the frames ips[0..nk + nu + npy) (a sample's or a
+ * key's): the Python frames spliced into the user ones. */
+static __u32 build_callchain(struct sample_converter *c, __u32 pid, __u64 time, bool user_mode,
+			     const __u64 *ips, __u32 nk, __u32 nu, __u32 npy)
+{
+	const __u64 *user = ips + nk;
+
+	if (npy && c->cfg.py) {
+		nu = pyprocs__splice(c->cfg.py, pid, time, user_mode, user, nu, ips + nk + nu, npy,
+				     c->user, PREC_MAX_STACK + PREC_PY_MAX_FRAMES);
+		user = c->user;
+	}
+	return perfdata_callchain_build(c->callchain, ips, nk, user, nu);
 }
 
 static int convert_sample(struct sample_converter *c, const void *data, size_t size)
@@ -161,7 +184,7 @@ static int convert_sample(struct sample_converter *c, const void *data, size_t s
 	if (ps.cpu >= (__u32)c->cfg.nr_cpu_ids || !c->cfg.cpu_ids[ps.cpu])
 		return -EINVAL;
 	if (c->cfg.callchain)
-		n = perfdata_callchain_build(c->callchain, ips, nk, ips + nk, nu);
+		n = build_callchain(c, ps.pid, ps.time, ps.user_mode, ips, nk, nu, ps.nr_py);
 	out.misc = ps.user_mode ? PERF_RECORD_MISC_USER : PERF_RECORD_MISC_KERNEL;
 	out.id = c->cfg.cpu_ids[ps.cpu];
 	out.ip = ps.ip;
@@ -175,7 +198,7 @@ static int convert_sample(struct sample_converter *c, const void *data, size_t s
 	out.cgroup = ps.cgroup;
 	if (ps.regs_abi && (c->cfg.sample_type & PERF_SAMPLE_REGS_USER)) {
 		out.regs_abi = ps.regs_abi;
-		out.regs = ips + nk + nu;
+		out.regs = ips + nk + nu;	/* no Python frames: sample_rec_size */
 		out.nr_regs = PREC_DWARF_NR_REGS;
 		out.stack = out.regs + PREC_DWARF_NR_REGS;
 		out.stack_dyn = ps.stack_len;
@@ -211,10 +234,11 @@ int sample_converter__aggregated(void *ctx, const struct prec_agg_key *k,
 	struct sample_converter *c = ctx;
 	struct perfdata_sample out = { 0 };
 	__u32 nk = ips ? k->nr_kernel : 0, nu = ips ? k->nr_user : 0, n = 0;
+	__u32 npy = ips ? k->nr_py : 0;
 	bool user_mode = (__s64)k->ip >= 0;
 	int err;
 
-	if (nk > PREC_MAX_STACK || nu > PREC_MAX_STACK || !v->count)
+	if (nk > PREC_MAX_STACK || nu > PREC_MAX_STACK || npy > PREC_PY_MAX_FRAMES || !v->count)
 		return -EINVAL;
 	if (!ips)
 		ips = no_frames;
@@ -222,7 +246,7 @@ int sample_converter__aggregated(void *ctx, const struct prec_agg_key *k,
 	if (!out.id)
 		return -EINVAL;
 	if (c->cfg.callchain)
-		n = perfdata_callchain_build(c->callchain, ips, nk, ips + nk, nu);
+		n = build_callchain(c, k->pid, time, user_mode, ips, nk, nu, npy);
 	out.misc = user_mode ? PERF_RECORD_MISC_USER : PERF_RECORD_MISC_KERNEL;
 	out.ip = k->ip;
 	out.pid = k->pid;
@@ -323,6 +347,7 @@ static int on_mmap2(struct sample_converter *c, const struct perf_event_header *
 		m.ino = b->ino;
 		m.ino_generation = b->ino_generation;
 	}
+	pyprocs__sideband_time(c->cfg.py, time);
 	if (c->cfg.dt && name[0] == '/')
 		dso_table__mmap(c->cfg.dt, b->pid, b->start, b->len, name,
 				&(struct dso_file_id){ m.maj, m.min, m.ino, m.ino_generation,
@@ -367,6 +392,8 @@ static int on_task_fork(struct sample_converter *c, const struct perf_event_head
 		dso_table__fork(c->cfg.dt, w[1], w[0]);
 	if (c->cfg.unwind && w[0] != w[1])
 		unwinder__fork(c->cfg.unwind, w[1], w[0]);
+	if (w[0] != w[1])
+		pyprocs__fork(c->cfg.py, w[1], w[0], time);
 	return queue_sideband(c, time, h);
 }
 
@@ -382,6 +409,8 @@ static int on_task_exit(struct sample_converter *c, const struct perf_event_head
 	target_set__exit(c->cfg.targets, w[0], w[2]);
 	if (c->cfg.unwind && w[0] == w[2])
 		unwinder__exit(c->cfg.unwind, w[0]);
+	if (w[0] == w[2])
+		pyprocs__exit(c->cfg.py, w[0], time);
 	return err;
 }
 
@@ -427,6 +456,8 @@ int sample_converter__sideband_record(void *ctx, const struct perf_event_header 
 		/* an exec: the mappings of the old image are gone */
 		if (c->cfg.unwind && (h->misc & PERF_RECORD_MISC_COMM_EXEC))
 			unwinder__exec(c->cfg.unwind, w[0]);
+		if (h->misc & PERF_RECORD_MISC_COMM_EXEC)
+			pyprocs__exec(c->cfg.py, w[0]);
 		err = queue_sideband(c, sid.time, h);
 		break;
 	case PERF_RECORD_LOST: {

@@ -22,6 +22,7 @@ struct proc_state;
 struct prec_agg_key;
 struct prec_agg_val;
 struct unwinder;
+struct pyprocs;
 
 /* What becomes of an executable mapping of a target. */
 enum exec_map_action {
@@ -51,6 +52,7 @@ struct sample_converter_config {
 	bool callchain;			/* -g */
 	bool data_maps;			/* keep data mappings' MMAP2 (dwarf mode) */
 	struct unwinder *unwind;	/* told of forks, execs, exits (ehframe); NULL: none */
+	struct pyprocs *py;		/* Python frames spliced, side-band told; NULL: none */
 	struct exec_map_hook hook;
 };
 

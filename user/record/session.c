@@ -33,6 +33,7 @@
 #include "record/file_features.h"
 #include "record/jit_sources.h"
 #include "record/offcpu.h"
+#include "record/pyprocs.h"
 #include "record/output.h"
 #include "record/rings.h"
 #include "record/rotation.h"
@@ -61,6 +62,7 @@ struct session {
 	struct aggregator *agg;		/* NULL: no --aggregate */
 	struct offcpu *off;		/* NULL: no --off-cpu */
 	struct unwinder *unwind;	/* NULL: no --call-graph ehframe */
+	struct pyprocs *py;		/* NULL: no Python frames */
 	struct cgroup_mount *cgroups;	/* --all-cgroups, -G: the cgroup2 mount */
 	int cgroup_fd;			/* -G's cgroup, -1: none */
 	__u64 id_type;			/* sample_type giving every record's trailer */
@@ -84,7 +86,7 @@ static void figures(const struct session *s, struct record_figures *f)
 
 /* ---- set-up -------------------------------------------------------------- */
 
-/* --call-graph ehframe: every mapping dso_table reads feeds the tables. */
+/* --call-graph ehframe: the unwind tables. */
 static int setup_unwinder(struct session *s)
 {
 	struct unwind_map_fds fds;
@@ -93,11 +95,33 @@ static int setup_unwinder(struct session *s)
 		return 0;
 	bpf_sampler__unwind_maps(s->bpf, &fds);
 	s->unwind = unwinder__new(&fds);
-	if (!s->unwind)
-		return -errno;
-	dso_table__set_observer(s->dt, &(struct dso_mmap_observer){
-		.mapped = unwinder__mmap, .ctx = s->unwind,
-	});
+	return s->unwind ? 0 : -errno;
+}
+
+/* Every mapping dso_table reads feeds the unwind tables and the search
+ * for CPython processes. */
+static void on_mapped(void *ctx, __u32 pid, __u64 start, __u64 len, __u64 pgoff, int fd,
+		      const char *name, const __u8 *bid, __u8 bid_size)
+{
+	struct session *s = ctx;
+
+	if (s->unwind)
+		unwinder__mmap(s->unwind, pid, start, len, pgoff, fd, name, bid, bid_size);
+	pyprocs__mmap(s->py, pid, start, len, pgoff, fd, name, bid, bid_size);
+}
+
+/* Python frames (opts_python): the processes, named into the JIT images. */
+static int setup_python(struct session *s)
+{
+	if (opts_python(s->o) && s->jit) {
+		s->py = pyprocs__new(bpf_sampler__py_procs_fd(s->bpf), s->jit);
+		if (!s->py)
+			return -ENOMEM;
+	}
+	if (s->unwind || s->py)
+		dso_table__set_observer(s->dt, &(struct dso_mmap_observer){
+			.mapped = on_mapped, .ctx = s,
+		});
 	return 0;
 }
 
@@ -124,6 +148,7 @@ static int make_converter(struct session *s)
 		.lost_id = event_set__lost_id(s->ev), .callchain = s->o->callchain,
 		.data_maps = s->o->dwarf_stack_size != 0,
 		.unwind = s->unwind,
+		.py = s->py,
 		.hook = jit_sources__hook(s->jit),
 	};
 
@@ -257,6 +282,8 @@ static int setup(struct session *s)
 			.o = o, .command = target_set__command(s->targets),
 			.stop_requests = record_signals_stop_requests,
 		});
+	if (!err)
+		err = setup_python(s);
 	if (!err)
 		err = event_set__open(s->ev, bpf_sampler__program(s->bpf));
 	if (err)
@@ -425,6 +452,11 @@ static void print_summary(struct session *s)
 		tracing__print_stats(s->trace);
 	status_line__summary(output__path(s->out), &f);
 	unwinder__print_stats(s->unwind);
+	if (s->py) {
+		struct prec_py_stats py;
+
+		pyprocs__print_stats(s->py, bpf_sampler__py_stats(s->bpf, &py) ? NULL : &py);
+	}
 	full = bpf_sampler__targets_full(s->bpf, &capacity);
 	if (full)
 		pr_warn("%llu new processes of the targets were not recorded: more than %u targets were alive at once",
@@ -476,6 +508,7 @@ static void teardown(struct session *s)
 	rings__free(s->rings);
 	sample_converter__free(s->conv);
 	unwinder__free(s->unwind);
+	pyprocs__free(s->py);
 	output__free(s->out);		/* unfinished: removed */
 	dso_table__free(s->dt);
 	rotation__free(s->rot);
