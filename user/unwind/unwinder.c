@@ -4,9 +4,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -17,6 +18,8 @@
 #include "unwind/maps.h"
 #include "unwind/table_store.h"
 #include "util/array.h"
+#include "util/clock.h"
+#include "util/keymap.h"
 #include "util/log.h"
 
 struct umap {
@@ -29,20 +32,36 @@ struct uproc {
 	bool dirty, in_bpf;
 	struct umap *m;			/* sorted by start, not overlapping */
 	size_t n, cap;
+	struct table_owner who;		/* who.uid read when first needed */
+	bool uid_known;
+	size_t nr_pend;			/* its mappings waiting in u->pend */
 };
+
+/* Mappings with tables kept per process: twice what BPF takes (the rest
+ * wait there for a cut of the first ones); a mapping past it is counted
+ * in maps_over.  Bounds each mapping's cost in the list. */
+#define PROC_MAPS_MAX		(2 * PREC_UNWIND_MAX_MAPS)
 
 /*
  * A mapping whose table is not built yet waits here: tables are built at
- * unwinder__flush within BUILD_BUDGET_NS a round (half of it), so that the recording
+ * unwinder__flush within BUILD_BUDGET_NS a round, so that the recording
  * loop keeps draining the rings (the interim builder took 17 s for the
  * 145 files of a -a recording, which lost half the samples when built at
- * once).  Its samples have frame pointers only until then.
+ * once).  A build still going at the deadline stops and goes on in the
+ * next round.  The next build is for the user whose builds took least
+ * time so far, so that one user's files cannot keep another's waiting.
+ * Its samples have frame pointers only until then.  The queue holds
+ * PENDING_MAX mappings, a quarter of them for one process and half for
+ * one user but root; a mapping past that is counted (pend_over) and its
+ * file left to frame pointers unless its table is ready.
  */
 #define BUILD_BUDGET_NS		50000000ull
-#define PENDING_MAX		4096	/* then built at once */
+#define PENDING_MAX		4096
+#define PENDING_PROC_MAX	(PENDING_MAX / 4)
+#define PENDING_USER_MAX	(PENDING_MAX / 2)
 
 struct pending {
-	__u32 pid;
+	__u32 pid, uid;
 	int fd;				/* a dup of the checked file, -1: none */
 	__u64 start, len, pgoff;
 	char *name;
@@ -58,6 +77,12 @@ struct unwinder {
 	size_t nr_procs, procs_cap;
 	struct prec_unwind_proc *val;	/* scratch for one map value */
 	__u64 maps_over, procs_over;	/* mappings and processes BPF has no room for */
+	__u64 pend_over;		/* mappings the queue had no room for */
+	__u64 next_proc;		/* the last struct table_owner.proc given */
+	struct keymap uid_ns;		/* build time by uid */
+	struct keymap uid_pend;		/* pending mappings by uid */
+	__u8 cur_bid[20], cur_bid_size;	/* the build stopped at the last deadline */
+	__u64 round_over_ns;		/* the most a round's building ran past its budget */
 };
 
 struct unwinder *unwinder__new(const struct unwind_map_fds *fds)
@@ -94,18 +119,72 @@ static void pending_drop(struct pending *p)
 	free(p->name);
 }
 
+/* The real uid of process pid (/proc/PID/status), UINT32_MAX when gone. */
+static __u32 proc_uid(__u32 pid)
+{
+	char path[64], line[256];
+	unsigned long v;
+	__u32 uid = UINT32_MAX;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return uid;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Uid: %lu", &v) == 1) {
+			uid = (__u32)v;
+			break;
+		}
+	fclose(f);
+	return uid;
+}
+
+static const struct table_owner *owner_of(struct uproc *p)
+{
+	if (!p->uid_known) {
+		p->who.uid = proc_uid(p->pid);
+		p->uid_known = true;
+	}
+	return &p->who;
+}
+
+static struct uproc *proc_find(const struct unwinder *u, __u32 pid);
+
+static uint64_t *uid_pending(struct unwinder *u, __u32 uid)
+{
+	return keymap_put_u64(&u->uid_pend, uid, NULL);
+}
+
+/* q leaves the queue's counts (its slot is the caller's). */
+static void pending_uncount(struct unwinder *u, const struct pending *q)
+{
+	struct uproc *p = proc_find(u, q->pid);
+	uint64_t *n = uid_pending(u, q->uid);
+
+	if (p && p->nr_pend)
+		p->nr_pend--;
+	if (n && *n)
+		(*n)--;
+}
+
 /* Pending mappings of pid (overlapping [start, end) only, unless all) go. */
 static void pending_forget(struct unwinder *u, __u32 pid, __u64 start, __u64 end, bool all)
 {
+	struct uproc *pr = proc_find(u, pid);
 	size_t w = 0;
 
+	if (!pr || !pr->nr_pend)
+		return;		/* nothing of pid waits: no scan */
 	for (size_t i = 0; i < u->nr_pend; i++) {
 		struct pending *p = &u->pend[i];
 
-		if (p->pid == pid && (all || (p->start < end && p->start + p->len > start)))
+		if (p->pid == pid && (all || (p->start < end && p->start + p->len > start))) {
+			pending_uncount(u, p);
 			pending_drop(p);
-		else
+		} else {
 			u->pend[w++] = *p;
+		}
 	}
 	u->nr_pend = w;
 }
@@ -124,6 +203,8 @@ void unwinder__free(struct unwinder *u)
 	free(u->procs);
 	free(u->val);
 	table_store__free(u->ts);
+	keymap_free(&u->uid_ns);
+	keymap_free(&u->uid_pend);
 	free(u);
 }
 
@@ -163,6 +244,7 @@ static struct uproc *proc_get(struct unwinder *u, __u32 pid)
 	if (!p)
 		return NULL;
 	p->pid = pid;
+	p->who = (struct table_owner){ .proc = ++u->next_proc, .pid = pid };
 	memmove(&u->procs[i + 1], &u->procs[i], (u->nr_procs - i) * sizeof(*u->procs));
 	u->procs[i] = p;
 	u->nr_procs++;
@@ -224,7 +306,14 @@ static void add_mapping(struct unwinder *u, __u32 pid, __u64 start, __u64 len, _
 	if (proc_cut(u, p, nm.start, nm.end))
 		return;
 	p->dirty = true;
-	if (table_store__get(u->ts, bid, bid_size, fd, name, start, pgoff, &nm.table, &nm.bias))
+	if (p->n >= PROC_MAPS_MAX) {
+		u->maps_over++;
+		return;
+	}
+	if (!table_store__ready(u->ts, owner_of(p), bid, bid_size))
+		return;		/* not built: the queue had no room, or it failed */
+	if (table_store__get(u->ts, owner_of(p), bid, bid_size, fd, name, start, pgoff,
+			     &nm.table, &nm.bias))
 		return;		/* no table: frame pointers there */
 	if (ARRAY_GROW(p->m, p->cap, p->n + 1)) {
 		table_store__put(u->ts, nm.table);
@@ -237,21 +326,57 @@ static void add_mapping(struct unwinder *u, __u32 pid, __u64 start, __u64 len, _
 	p->n++;
 }
 
+/* The least build time of the users with mappings waiting (other than
+ * uid), UINT64_MAX when none. */
+static __u64 least_waiting_ns(struct unwinder *u, __u32 uid)
+{
+	__u64 least = UINT64_MAX;
+
+	for (size_t i = 0; i < u->nr_pend; i++) {
+		uint64_t *ns = keymap_get_u64(&u->uid_ns, u->pend[i].uid);
+		__u64 v = ns ? *ns : 0;
+
+		if (u->pend[i].uid != uid && v < least)
+			least = v;
+	}
+	return least;
+}
+
 static void defer(struct unwinder *u, __u32 pid, __u64 start, __u64 len, __u64 pgoff,
 		  int fd, const char *name, const __u8 *bid, __u8 bid_size)
 {
 	struct pending *q;
-	struct uproc *p;
+	struct uproc *p = proc_get(u, pid);
+	uint64_t *upend, *ns;
+	__u32 uid;
 
-	if (ARRAY_GROW(u->pend, u->pend_cap, u->nr_pend + 1))
+	if (!p)
 		return;
 	/* what the mapping covers has no table meanwhile */
-	p = proc_get(u, pid);
-	if (p && !proc_cut(u, p, start, start + len))
+	if (!proc_cut(u, p, start, start + len))
 		p->dirty = true;
+	uid = owner_of(p)->uid;
+	upend = uid_pending(u, uid);
+	if (!upend || u->nr_pend >= PENDING_MAX || p->nr_pend >= PENDING_PROC_MAX ||
+	    (uid != 0 && *upend >= PENDING_USER_MAX)) {
+		u->pend_over++;
+		return;
+	}
+	if (ARRAY_GROW(u->pend, u->pend_cap, u->nr_pend + 1))
+		return;
+	if (!*upend) {
+		/* a user who starts waiting takes turns from now on: it
+		 * neither owes the build time it took before nor goes ahead
+		 * of those waiting by the time they took */
+		__u64 least = least_waiting_ns(u, uid);
+
+		ns = keymap_put_u64(&u->uid_ns, uid, NULL);
+		if (ns && least != UINT64_MAX)
+			*ns = least;
+	}
 	q = &u->pend[u->nr_pend];
-	*q = (struct pending){ .pid = pid, .start = start, .len = len, .pgoff = pgoff,
-			       .fd = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : -1,
+	*q = (struct pending){ .pid = pid, .uid = uid, .start = start, .len = len,
+			       .pgoff = pgoff, .fd = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : -1,
 			       .name = strdup(name), .bid_size = bid_size };
 	if (!q->name) {
 		pending_drop(q);
@@ -259,48 +384,112 @@ static void defer(struct unwinder *u, __u32 pid, __u64 start, __u64 len, __u64 p
 	}
 	memcpy(q->bid, bid, bid_size);
 	u->nr_pend++;
+	p->nr_pend++;
+	(*upend)++;
 }
 
 void unwinder__mmap(void *ctx, __u32 pid, __u64 start, __u64 len, __u64 pgoff, int fd,
 		    const char *name, const __u8 *bid, __u8 bid_size)
 {
 	struct unwinder *u = ctx;
+	struct uproc *p;
 
 	pending_forget(u, pid, start, start + len, false);
 	if (bid_size > 20)
 		return;
-	if (table_store__ready(u->ts, bid, bid_size) || u->nr_pend >= PENDING_MAX)
+	p = proc_get(u, pid);
+	if (!p)
+		return;
+	if (table_store__ready(u->ts, owner_of(p), bid, bid_size))
 		add_mapping(u, pid, start, len, pgoff, fd, name, bid, bid_size);
 	else
 		defer(u, pid, start, len, pgoff, fd, name, bid, bid_size);
 }
 
-static __u64 now_ns(void)
+/* Pending mappings whose tables are ready (or known missing) into their
+ * lists. */
+static void pending_take(struct unwinder *u)
 {
-	struct timespec ts;
+	size_t w = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+	for (size_t i = 0; i < u->nr_pend; i++) {
+		struct pending *q = &u->pend[i];
+		struct uproc *p = proc_find(u, q->pid);
+
+		if (!p || table_store__ready(u->ts, owner_of(p), q->bid, q->bid_size)) {
+			pending_uncount(u, q);
+			add_mapping(u, q->pid, q->start, q->len, q->pgoff, q->fd, q->name,
+				    q->bid, q->bid_size);
+			pending_drop(q);
+		} else {
+			u->pend[w++] = *q;
+		}
+	}
+	u->nr_pend = w;
 }
 
-/* Pending mappings, in order, while the round's budget lasts. */
+/* The next mapping to build for: the build stopped at the last deadline
+ * if one waits for it, else the first of the user who took least build
+ * time. */
+static struct pending *pending_next(struct unwinder *u)
+{
+	struct pending *best = NULL;
+	__u64 best_ns = UINT64_MAX;
+
+	for (size_t i = 0; i < u->nr_pend; i++) {
+		struct pending *q = &u->pend[i];
+		uint64_t *ns = keymap_get_u64(&u->uid_ns, q->uid);
+
+		if (u->cur_bid_size == q->bid_size && !memcmp(u->cur_bid, q->bid, q->bid_size))
+			return q;
+		if ((ns ? *ns : 0) < best_ns) {
+			best = q;
+			best_ns = ns ? *ns : 0;
+		}
+	}
+	return best;
+}
+
+/* Tables for the pending mappings until the round's budget is used: a
+ * build still going then stops (table_store__build) and goes on in the
+ * next round. */
 static void build_pending(struct unwinder *u)
 {
-	__u64 t0 = now_ns();
-	size_t i = 0;
+	__u64 now = clock_ns(CLOCK_MONOTONIC), deadline = now + BUILD_BUDGET_NS;
 
-	for (; i < u->nr_pend; i++) {
-		struct pending *q = &u->pend[i];
+	pending_take(u);
+	while (u->nr_pend && now < deadline) {
+		struct pending *q = pending_next(u);
+		struct uproc *p = proc_find(u, q->pid);
+		struct table_owner none = { .pid = q->pid, .uid = q->uid };
+		const struct table_owner *who = p ? owner_of(p) : &none;
+		uint64_t *ns;
+		int err;
 
-		if (i && !table_store__ready(u->ts, q->bid, q->bid_size) &&
-		    now_ns() - t0 >= BUILD_BUDGET_NS)
+		err = table_store__build(u->ts, who, q->bid, q->bid_size, q->fd, q->name, deadline);
+		ns = keymap_put_u64(&u->uid_ns, q->uid, NULL);
+		if (ns)
+			*ns += clock_ns(CLOCK_MONOTONIC) - now;
+		now = clock_ns(CLOCK_MONOTONIC);
+		if (err == -EAGAIN) {
+			memcpy(u->cur_bid, q->bid, q->bid_size);
+			u->cur_bid_size = q->bid_size;
 			break;
-		add_mapping(u, q->pid, q->start, q->len, q->pgoff, q->fd, q->name, q->bid,
-			    q->bid_size);
-		pending_drop(q);
+		}
+		u->cur_bid_size = 0;
+		if (err)
+			break;			/* out of memory: next round */
+		if (!table_store__ready(u->ts, who, q->bid, q->bid_size)) {
+			/* not built (no fd, no table id): frame pointers there */
+			pending_uncount(u, q);
+			pending_drop(q);
+			memmove(q, q + 1, (size_t)(u->pend + u->nr_pend - (q + 1)) * sizeof(*q));
+			u->nr_pend--;
+		}
+		pending_take(u);
 	}
-	memmove(u->pend, u->pend + i, (u->nr_pend - i) * sizeof(*u->pend));
-	u->nr_pend -= i;
+	if (now > deadline && now - deadline > u->round_over_ns)
+		u->round_over_ns = now - deadline;
 }
 
 /* The parent's mappings still waiting for their tables wait for the
@@ -434,9 +623,15 @@ void unwinder__print_stats(const struct unwinder *u)
 	if (st.full_files)
 		pr_warn("%llu mappings unwound with frame pointers only: their tables did not fit in --unwind-max-bytes (%llu MiB)",
 			(unsigned long long)st.full_files, (unsigned long long)(st.max_bytes >> 20));
+	if (st.share_files)
+		pr_warn("%llu mappings unwound with frame pointers only: their process or user held its share of --unwind-max-bytes (a quarter, half for a user)",
+			(unsigned long long)st.share_files);
 	if (u->procs_over || u->maps_over)
 		pr_warn("unwind tables: %llu processes and %llu mappings had no room in the BPF maps (frame pointers there)",
 			(unsigned long long)u->procs_over, (unsigned long long)u->maps_over);
+	if (u->pend_over)
+		pr_warn("unwind tables: %llu mappings found the build queue full (%d mappings, %d a process, %d a user): frame pointers there",
+			(unsigned long long)u->pend_over, PENDING_MAX, PENDING_PROC_MAX, PENDING_USER_MAX);
 	if (log_verbosity < 1)
 		return;
 	walk_stats(u, w);
@@ -445,6 +640,10 @@ void unwinder__print_stats(const struct unwinder *u)
 		(unsigned long long)st.no_cfi, (unsigned long long)st.refused,
 		(double)st.peak_bytes / (1 << 20),
 		(unsigned long long)(st.max_bytes >> 20), (unsigned long long)st.dropped);
+	pr_info("unwind tables: %.1f MiB of rows and page indexes now; builds stopped at a round's deadline %llu times, abandoned %llu; the longest round of building ran %.1f ms past its %llu ms budget",
+		(double)st.bytes / (1 << 20), (unsigned long long)st.steps,
+		(unsigned long long)st.abandoned, (double)u->round_over_ns / 1e6,
+		(unsigned long long)(BUILD_BUDGET_NS / 1000000));
 	pr_info("unwind walks: %llu, frames by table %llu, by frame pointer %llu, rows from the row cache %llu, stack reads %llu; %llu walks of processes without tables, %llu cut at %d frames",
 		(unsigned long long)w[PREC_UNWIND_STAT_WALKS], (unsigned long long)w[PREC_UNWIND_STAT_CFI],
 		(unsigned long long)w[PREC_UNWIND_STAT_FP], (unsigned long long)w[PREC_UNWIND_STAT_CACHED],
