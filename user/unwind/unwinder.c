@@ -428,26 +428,30 @@ static void pending_take(struct unwinder *u)
 	u->nr_pend = w;
 }
 
-/* The next mapping to build for: the build stopped at the last deadline
- * if one waits for it, else the first of the user who took least build
- * time. */
+/* The next mapping to build for: the first of the user who took least
+ * build time; the build stopped at the last deadline when its user is
+ * (else it is abandoned: another user's files do not wait for it). */
 static struct pending *pending_next(struct unwinder *u)
 {
-	struct pending *best = NULL;
-	__u64 best_ns = UINT64_MAX;
+	struct pending *best = NULL, *cur = NULL;
+	__u64 best_ns = UINT64_MAX, cur_ns = UINT64_MAX;
 
 	for (size_t i = 0; i < u->nr_pend; i++) {
 		struct pending *q = &u->pend[i];
 		uint64_t *ns = keymap_get_u64(&u->uid_ns, q->uid);
+		__u64 v = ns ? *ns : 0;
 
-		if (u->cur_bid_size == q->bid_size && !memcmp(u->cur_bid, q->bid, q->bid_size))
-			return q;
-		if ((ns ? *ns : 0) < best_ns) {
+		if (!cur && u->cur_bid_size == q->bid_size &&
+		    !memcmp(u->cur_bid, q->bid, q->bid_size)) {
+			cur = q;
+			cur_ns = v;
+		}
+		if (v < best_ns) {
 			best = q;
-			best_ns = ns ? *ns : 0;
+			best_ns = v;
 		}
 	}
-	return best;
+	return cur && cur_ns <= best_ns ? cur : best;
 }
 
 /* Tables for the pending mappings until the round's budget is used: a
@@ -540,6 +544,7 @@ void unwinder__exec(struct unwinder *u, __u32 pid)
 		return;
 	proc_release(u, p);
 	p->dirty = true;
+	p->uid_known = false;	/* setpriv, su: the uid is read again */
 }
 
 void unwinder__exit(struct unwinder *u, __u32 pid)
