@@ -7,8 +7,12 @@
  * "mapped N", keeps them mapped and sleeps SECS.
  *
  *   claim DIR N SECS    4.5 KB files whose PT_LOAD claims 1 GiB of code,
- *                       with 3 rows of CFI each
- *   rows DIR N SECS     files of 16,000 cheap rows each (a 125 KiB table)
+ *                       with 3 rows of CFI each; then N claiming 16 MiB
+ *                       and 2N claiming 64 KiB (page indexes of 1 MiB, 16
+ *                       KiB and 64 bytes at 7b34e51: they fill the rows
+ *                       map to its last bytes)
+ *   rows DIR N SECS     N files of 16,000 cheap rows each (125 KiB
+ *                       tables), then N of 800 and 2N of 40: the same
  *   costly DIR N SECS   files of 30 FDEs of 900 rows whose programs libdw
  *                       runs from their start for each row (~135 KB each,
  *                       the most expensive FDEs cfi_scan lets through)
@@ -42,11 +46,16 @@ int main(int argc, char **argv)
 	else
 		return 2;
 	n = atoi(argv[3]);
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < (strcmp(argv[1], "costly") ? 4 * n : n); i++) {
 		char path[4096];
 		int fd;
 		void *m;
 
+		/* the size classes: n large, n middle, 2n small */
+		if (!strcmp(argv[1], "claim"))
+			o.memsz = i < n ? 1ull << 30 : i < 2 * n ? 16ull << 20 : 64ull << 10;
+		else if (!strcmp(argv[1], "rows"))
+			o.nr_fdes = i < n ? 2000 : i < 2 * n ? 100 : 5;
 		o.id = (uint32_t)getpid() << 12 ^ (uint32_t)i;
 		len = hu_elf_write(buf, cap, &o);
 		snprintf(path, sizeof(path), "%s/%s-%d.so", argv[2], argv[1], i);
@@ -62,7 +71,7 @@ int main(int argc, char **argv)
 		}
 		close(fd);
 	}
-	printf("mapped %d\n", n);
+	printf("mapped %d\n", n);	/* the large ones: the others follow */
 	fflush(stdout);
 	sleep((unsigned)atoi(argv[4]));
 	free(buf);
