@@ -37,6 +37,7 @@
 
 #include "harness.h"
 #include "../workloads/hostile_unwind_elf.h"
+#include "unwind/cfi_scan.h"
 #include "unwind/cfi_table.h"
 #include "util/log.h"
 
@@ -846,6 +847,45 @@ TEST(build_in_steps)
 	free(buf);
 }
 
+
+/* A .eh_frame of 300,000 FDEs: the scan stops at CFI_SCAN_MAX_ENTRIES
+ * (the section ends there, as at a malformed entry), the build keeps the
+ * rows before it. */
+TEST(entries_capped)
+{
+	static const struct hu_elf many = { .nr_fdes = 300000, .rows = 2, .id = 8 };
+	size_t cap = 16u << 20, len;
+	unsigned char *buf = malloc(cap);
+	const Elf64_Ehdr *eh = (const void *)buf;
+	const Elf64_Shdr *sh;
+	char tmp[] = "/tmp/precord-cfi-XXXXXX";
+	struct cfi_table t = { 0 };
+	struct cfi_scan s;
+	int fd;
+
+	CHECK(buf != NULL);
+	len = hu_elf_write(buf, cap, &many);
+	CHECK(len > 0);
+	sh = (const void *)(buf + eh->e_shoff + 3 * sizeof(*sh));	/* .eh_frame */
+	CHECK_EQ(cfi_scan__run(&s, buf + sh->sh_offset, sh->sh_size, sh->sh_addr, true), 0);
+	printf("# %u FDEs: %zu listed, stopped at %zu of %llu bytes: %s\n", many.nr_fdes,
+	       s.nr_fdes, s.end, (unsigned long long)sh->sh_size, s.bad_why ? s.bad_why : "-");
+	CHECK_EQ(s.nr_fdes + s.nr_cies, CFI_SCAN_MAX_ENTRIES);
+	CHECK(s.bad_why != NULL);
+	cfi_scan__free(&s);
+	fd = mkstemp(tmp);
+	CHECK(fd >= 0);
+	CHECK_EQ(write(fd, buf, len), (ssize_t)len);
+	CHECK_EQ(cfi_table__build(fd, tmp, MAX_ROWS, &t), 0);
+	/* 2 rows an FDE, the last FDE's SP 16 and the next one's SP 8: no
+	 * merges; then a NONE row where the kept FDEs end */
+	CHECK_EQ(t.nr_rows, 2 * (size_t)(CFI_SCAN_MAX_ENTRIES - 1) + 1);
+	cfi_table__free(&t);
+	close(fd);
+	unlink(tmp);
+	free(buf);
+}
+
 int main(int argc, char **argv)
 {
 	log_verbosity = getenv("CFI_TEST_VERBOSE") ? 2 : -1;
@@ -871,5 +911,6 @@ int main(int argc, char **argv)
 	RUN(self_against_libdw);
 	RUN(cost);
 	RUN(build_in_steps);
+	RUN(entries_capped);
 	return HARNESS_DONE();
 }

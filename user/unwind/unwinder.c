@@ -50,19 +50,25 @@ struct uproc {
  * once).  A build still going at the deadline stops and goes on in the
  * next round.  The next build is for the user whose builds took least
  * time so far, so that one user's files cannot keep another's waiting.
- * Its samples have frame pointers only until then.  The queue holds
- * PENDING_MAX mappings, a quarter of them for one process and half for
- * one user but root; a mapping past that is counted (pend_over) and its
- * file left to frame pointers unless its table is ready.
+ * Its samples have frame pointers only until then.  One mapping of each
+ * build-id waiting holds a dup of its file (the holder; when it goes,
+ * another mapping of the build-id takes the descriptor over).  The queue
+ * holds PENDING_MAX build-ids, half of them for one user but root, and
+ * PENDING_MAPS_MAX mappings, PENDING_PROC_MAX of one process; a mapping
+ * past that is counted (pend_over) and its file left to frame pointers
+ * unless its table is ready.
  */
 #define BUILD_BUDGET_NS		50000000ull
 #define PENDING_MAX		4096
-#define PENDING_PROC_MAX	(PENDING_MAX / 4)
 #define PENDING_USER_MAX	(PENDING_MAX / 2)
+#define PENDING_MAPS_MAX	65536
+#define PENDING_PROC_MAX	1024
 
 struct pending {
 	__u32 pid, uid;
-	int fd;				/* a dup of the checked file, -1: none */
+	int fd;				/* the holder's: a dup of the checked file */
+	bool holds;			/* the build-id's holder (fd, counted) */
+	bool gone;			/* leaving the queue (pending_remove) */
 	__u64 start, len, pgoff;
 	char *name;
 	__u8 bid[20], bid_size;
@@ -80,7 +86,9 @@ struct unwinder {
 	__u64 pend_over;		/* mappings the queue had no room for */
 	__u64 next_proc;		/* the last struct table_owner.proc given */
 	struct keymap uid_ns;		/* build time by uid */
-	struct keymap uid_pend;		/* pending mappings by uid */
+	struct keymap uid_pend;		/* build-ids waiting by their holder's uid */
+	struct keymap bid_pend;		/* mappings waiting by build-id */
+	size_t nr_bids;			/* build-ids waiting */
 	__u8 cur_bid[20], cur_bid_size;	/* the build stopped at the last deadline */
 	__u64 round_over_ns;		/* the most a round's building ran past its budget */
 };
@@ -156,37 +164,80 @@ static uint64_t *uid_pending(struct unwinder *u, __u32 uid)
 	return keymap_put_u64(&u->uid_pend, uid, NULL);
 }
 
-/* q leaves the queue's counts (its slot is the caller's). */
-static void pending_uncount(struct unwinder *u, const struct pending *q)
+/* q leaves the queue's counts; another mapping of its build-id (not
+ * leaving) takes its descriptor over. */
+static void pending_uncount(struct unwinder *u, struct pending *q)
 {
 	struct uproc *p = proc_find(u, q->pid);
-	uint64_t *n = uid_pending(u, q->uid);
+	uint64_t *n = keymap_get(&u->bid_pend, q->bid, q->bid_size);
+	uint64_t *h = q->holds ? uid_pending(u, q->uid) : NULL;
 
 	if (p && p->nr_pend)
 		p->nr_pend--;
 	if (n && *n)
 		(*n)--;
+	if (!q->holds)
+		return;
+	q->holds = false;
+	if (h && *h)
+		(*h)--;
+	for (size_t i = 0; n && *n && i < u->nr_pend; i++) {
+		struct pending *r = &u->pend[i];
+
+		if (!r->gone && r != q && r->bid_size == q->bid_size &&
+		    !memcmp(r->bid, q->bid, q->bid_size)) {
+			r->fd = q->fd;
+			r->holds = true;
+			q->fd = -1;
+			h = uid_pending(u, r->uid);
+			if (h)
+				(*h)++;
+			return;
+		}
+	}
+	u->nr_bids--;
+}
+
+static void add_mapping(struct unwinder *u, __u32 pid, __u64 start, __u64 len, __u64 pgoff,
+			int fd, const char *name, const __u8 *bid, __u8 bid_size);
+
+/* The mappings marked gone leave the queue, into their lists with add. */
+static void pending_remove(struct unwinder *u, bool add)
+{
+	size_t w = 0;
+
+	for (size_t i = 0; i < u->nr_pend; i++) {
+		struct pending *q = &u->pend[i];
+
+		if (!q->gone)
+			continue;
+		pending_uncount(u, q);
+		if (add)
+			add_mapping(u, q->pid, q->start, q->len, q->pgoff, q->fd, q->name,
+				    q->bid, q->bid_size);
+	}
+	for (size_t i = 0; i < u->nr_pend; i++) {
+		if (u->pend[i].gone)
+			pending_drop(&u->pend[i]);
+		else
+			u->pend[w++] = u->pend[i];
+	}
+	u->nr_pend = w;
 }
 
 /* Pending mappings of pid (overlapping [start, end) only, unless all) go. */
 static void pending_forget(struct unwinder *u, __u32 pid, __u64 start, __u64 end, bool all)
 {
 	struct uproc *pr = proc_find(u, pid);
-	size_t w = 0;
 
 	if (!pr || !pr->nr_pend)
 		return;		/* nothing of pid waits: no scan */
 	for (size_t i = 0; i < u->nr_pend; i++) {
 		struct pending *p = &u->pend[i];
 
-		if (p->pid == pid && (all || (p->start < end && p->start + p->len > start))) {
-			pending_uncount(u, p);
-			pending_drop(p);
-		} else {
-			u->pend[w++] = *p;
-		}
+		p->gone = p->pid == pid && (all || (p->start < end && p->start + p->len > start));
 	}
-	u->nr_pend = w;
+	pending_remove(u, false);
 }
 
 void unwinder__free(struct unwinder *u)
@@ -205,6 +256,7 @@ void unwinder__free(struct unwinder *u)
 	table_store__free(u->ts);
 	keymap_free(&u->uid_ns);
 	keymap_free(&u->uid_pend);
+	keymap_free(&u->bid_pend);
 	free(u);
 }
 
@@ -347,7 +399,8 @@ static void defer(struct unwinder *u, __u32 pid, __u64 start, __u64 len, __u64 p
 {
 	struct pending *q;
 	struct uproc *p = proc_get(u, pid);
-	uint64_t *upend, *ns;
+	uint64_t *upend, *nbid, *ns;
+	bool holder;
 	__u32 uid;
 
 	if (!p)
@@ -357,14 +410,19 @@ static void defer(struct unwinder *u, __u32 pid, __u64 start, __u64 len, __u64 p
 		p->dirty = true;
 	uid = owner_of(p)->uid;
 	upend = uid_pending(u, uid);
-	if (!upend || u->nr_pend >= PENDING_MAX || p->nr_pend >= PENDING_PROC_MAX ||
-	    (uid != 0 && *upend >= PENDING_USER_MAX)) {
+	nbid = keymap_put(&u->bid_pend, bid, bid_size, NULL);
+	if (!upend || !nbid)
+		return;
+	holder = !*nbid;
+	if (u->nr_pend >= PENDING_MAPS_MAX || p->nr_pend >= PENDING_PROC_MAX ||
+	    (holder && (u->nr_bids >= PENDING_MAX ||
+			(uid != 0 && *upend >= PENDING_USER_MAX)))) {
 		u->pend_over++;
 		return;
 	}
 	if (ARRAY_GROW(u->pend, u->pend_cap, u->nr_pend + 1))
 		return;
-	if (!*upend) {
+	if (holder && !*upend) {
 		/* a user who starts waiting takes turns from now on: it
 		 * neither owes the build time it took before nor goes ahead
 		 * of those waiting by the time they took */
@@ -376,7 +434,8 @@ static void defer(struct unwinder *u, __u32 pid, __u64 start, __u64 len, __u64 p
 	}
 	q = &u->pend[u->nr_pend];
 	*q = (struct pending){ .pid = pid, .uid = uid, .start = start, .len = len,
-			       .pgoff = pgoff, .fd = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : -1,
+			       .pgoff = pgoff, .holds = holder,
+			       .fd = holder && fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : -1,
 			       .name = strdup(name), .bid_size = bid_size };
 	if (!q->name) {
 		pending_drop(q);
@@ -385,7 +444,11 @@ static void defer(struct unwinder *u, __u32 pid, __u64 start, __u64 len, __u64 p
 	memcpy(q->bid, bid, bid_size);
 	u->nr_pend++;
 	p->nr_pend++;
-	(*upend)++;
+	(*nbid)++;
+	if (holder) {
+		u->nr_bids++;
+		(*upend)++;
+	}
 }
 
 void unwinder__mmap(void *ctx, __u32 pid, __u64 start, __u64 len, __u64 pgoff, int fd,
@@ -410,22 +473,23 @@ void unwinder__mmap(void *ctx, __u32 pid, __u64 start, __u64 len, __u64 pgoff, i
  * lists. */
 static void pending_take(struct unwinder *u)
 {
-	size_t w = 0;
-
 	for (size_t i = 0; i < u->nr_pend; i++) {
 		struct pending *q = &u->pend[i];
 		struct uproc *p = proc_find(u, q->pid);
 
-		if (!p || table_store__ready(u->ts, owner_of(p), q->bid, q->bid_size)) {
-			pending_uncount(u, q);
-			add_mapping(u, q->pid, q->start, q->len, q->pgoff, q->fd, q->name,
-				    q->bid, q->bid_size);
-			pending_drop(q);
-		} else {
-			u->pend[w++] = *q;
-		}
+		q->gone = !p || table_store__ready(u->ts, owner_of(p), q->bid, q->bid_size);
 	}
-	u->nr_pend = w;
+	pending_remove(u, true);
+}
+
+/* The mapping holding q's build-id's descriptor. */
+static struct pending *pending_holder(struct unwinder *u, struct pending *q)
+{
+	for (size_t i = 0; i < u->nr_pend && !q->holds; i++)
+		if (u->pend[i].holds && u->pend[i].bid_size == q->bid_size &&
+		    !memcmp(u->pend[i].bid, q->bid, q->bid_size))
+			return &u->pend[i];
+	return q;
 }
 
 /* The next mapping to build for: the first of the user who took least
@@ -470,7 +534,9 @@ static void build_pending(struct unwinder *u)
 		uint64_t *ns;
 		int err;
 
-		err = table_store__build(u->ts, who, q->bid, q->bid_size, q->fd, q->name, deadline);
+		struct pending *h = pending_holder(u, q);
+
+		err = table_store__build(u->ts, who, q->bid, q->bid_size, h->fd, h->name, deadline);
 		ns = keymap_put_u64(&u->uid_ns, q->uid, NULL);
 		if (ns)
 			*ns += clock_ns(CLOCK_MONOTONIC) - now;
@@ -485,10 +551,10 @@ static void build_pending(struct unwinder *u)
 			break;			/* out of memory: next round */
 		if (!table_store__ready(u->ts, who, q->bid, q->bid_size)) {
 			/* not built (no fd, no table id): frame pointers there */
-			pending_uncount(u, q);
-			pending_drop(q);
-			memmove(q, q + 1, (size_t)(u->pend + u->nr_pend - (q + 1)) * sizeof(*q));
-			u->nr_pend--;
+			for (size_t i = 0; i < u->nr_pend; i++)
+				u->pend[i].gone = u->pend[i].bid_size == q->bid_size &&
+						  !memcmp(u->pend[i].bid, q->bid, q->bid_size);
+			pending_remove(u, false);
 		}
 		pending_take(u);
 	}
@@ -635,8 +701,9 @@ void unwinder__print_stats(const struct unwinder *u)
 		pr_warn("unwind tables: %llu processes and %llu mappings had no room in the BPF maps (frame pointers there)",
 			(unsigned long long)u->procs_over, (unsigned long long)u->maps_over);
 	if (u->pend_over)
-		pr_warn("unwind tables: %llu mappings found the build queue full (%d mappings, %d a process, %d a user): frame pointers there",
-			(unsigned long long)u->pend_over, PENDING_MAX, PENDING_PROC_MAX, PENDING_USER_MAX);
+		pr_warn("unwind tables: %llu mappings found the build queue full (%d files, %d of a user; %d mappings, %d of a process): frame pointers there",
+			(unsigned long long)u->pend_over, PENDING_MAX, PENDING_USER_MAX,
+			PENDING_MAPS_MAX, PENDING_PROC_MAX);
 	if (log_verbosity < 1)
 		return;
 	walk_stats(u, w);
