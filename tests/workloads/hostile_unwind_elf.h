@@ -131,22 +131,14 @@ static inline size_t hu_elf_write(unsigned char *buf, size_t cap, const struct h
 		return 0;
 	memsz = o->memsz > b.len ? o->memsz : b.len;
 
-	memset(&eh, 0, sizeof(eh));
+	eh = (Elf64_Ehdr){ .e_type = ET_DYN, .e_machine = EM_X86_64, .e_version = EV_CURRENT,
+			   .e_phoff = sizeof(eh), .e_shoff = sh_off, .e_ehsize = sizeof(eh),
+			   .e_phentsize = sizeof(ph[0]), .e_phnum = 2,
+			   .e_shentsize = sizeof(sh[0]), .e_shnum = 5, .e_shstrndx = 4 };
 	memcpy(eh.e_ident, ELFMAG, SELFMAG);
 	eh.e_ident[EI_CLASS] = ELFCLASS64;
 	eh.e_ident[EI_DATA] = ELFDATA2LSB;
 	eh.e_ident[EI_VERSION] = EV_CURRENT;
-	eh.e_type = ET_DYN;
-	eh.e_machine = EM_X86_64;
-	eh.e_version = EV_CURRENT;
-	eh.e_phoff = sizeof(eh);
-	eh.e_shoff = sh_off;
-	eh.e_ehsize = sizeof(eh);
-	eh.e_phentsize = sizeof(ph[0]);
-	eh.e_phnum = 2;
-	eh.e_shentsize = sizeof(sh[0]);
-	eh.e_shnum = 5;
-	eh.e_shstrndx = 4;
 	memcpy(buf, &eh, sizeof(eh));
 	memset(ph, 0, sizeof(ph));
 	ph[0] = (Elf64_Phdr){ .p_type = PT_LOAD, .p_flags = PF_R | PF_X, .p_offset = 0,
