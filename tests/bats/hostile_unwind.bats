@@ -95,9 +95,11 @@ victim_pair() {
 	# the recording ended within 2 s of its command
 	echo "ended $(awk -v a="$(cat end)" -v b="$done_at" 'BEGIN { print b - a }') s after the command" >&2
 	awk -v a="$(cat end)" -v b="$done_at" 'BEGIN { exit !(b - a < 2) }'
-	# no round of building ran more than 200 ms past its 50 ms budget
+	# no round of building ran 1 s past its 50 ms budget (a file's build
+	# takes 0.3 s here; wall time, so a loaded machine's scheduling
+	# delays count: 17-74 ms seen at a load of 9-13 on 2 CPUs)
 	over=$(sed -n 's/.*the longest round of building ran \([0-9.]*\) ms past.*/\1/p' x.log)
 	[ -n "$over" ]
-	awk -v o="$over" 'BEGIN { exit !(o < 200) }'
+	awk -v o="$over" 'BEGIN { exit !(o < 1000) }'
 	grep -q 'builds stopped at a round.s deadline [1-9]' x.log
 }

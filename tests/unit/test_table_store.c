@@ -20,7 +20,8 @@
  *  - shares: one process holds a quarter of the map, one user but root
  *    half; refused tables counted, and room comes back when they go;
  *  - table_store__build against an expired deadline goes on where it
- *    stopped, and makes the table get would.
+ *    stopped, and makes the table get would; two stopped builds wait,
+ *    a third is refused (-EBUSY), none is thrown away.
  * The file is the CFI fixture (tests/unit/fixtures/cfi_fixture.S).
  */
 #include <errno.h>
@@ -607,17 +608,47 @@ TEST(build_stops_at_its_deadline_and_goes_on)
 	CHECK_EQ(st.steps, calls - 1);
 	CHECK_EQ(table_store__get(s.ts, &who, bid_a, 20, -1, "costly.so", 0x10000, 0, &id, &bias), 0);
 	check_rows(&s, &s.maps.d[id], &c);
-	/* a build for another file abandons the one in progress (counted),
-	 * which starts over when asked again */
+	/* two builds stop and wait; a third is refused until one ends: none
+	 * is thrown away (two users taking turns would never end theirs) */
 	__u8 bid[20];
 
+	for (int k = 1; k <= 2; k++) {
+		bid_n(bid, k);
+		CHECK_EQ(table_store__build(s.ts, &who, bid, 20, fd, "costly.so", 1), -EAGAIN);
+		CHECK(table_store__building(s.ts, bid, 20));
+	}
+	CHECK(!table_store__can_start(s.ts));
+	bid_n(bid, 3);
+	CHECK_EQ(table_store__build(s.ts, &who, bid, 20, fd, "costly.so", 1), -EBUSY);
+	CHECK(!table_store__building(s.ts, bid, 20));
 	bid_n(bid, 1);
-	CHECK_EQ(table_store__build(s.ts, &who, bid, 20, fd, "costly.so", 1), -EAGAIN);
-	bid_n(bid, 2);
-	CHECK_EQ(table_store__build(s.ts, &who, bid, 20, fd, "costly.so", 1), -EAGAIN);
-	table_store__stats(s.ts, &st);
-	CHECK_EQ(st.abandoned, 1);
 	CHECK_EQ(table_store__build(s.ts, &who, bid, 20, fd, "costly.so", 0), 0);
+	CHECK(table_store__can_start(s.ts));
+	bid_n(bid, 3);
+	CHECK_EQ(table_store__build(s.ts, &who, bid, 20, fd, "costly.so", 1), -EAGAIN);
+	/* a get of a stopped build's file ends it, here and now */
+	bid_n(bid, 2);
+	CHECK_EQ(table_store__get(s.ts, &who, bid, 20, -1, "costly.so", 0x10000, 0, &id, &bias), 0);
+	check_rows(&s, &s.maps.d[id], &c);
+	table_store__stats(s.ts, &st);
+	CHECK_EQ(st.built, 3);
+	/* the one left (bid 3) dropped: a slot again */
+	{
+		const __u8 *kb;
+		__u8 kn;
+		int kept = 0;
+
+		for (int i = 0; i < TABLE_STORE_BUILDS; i++)
+			if (table_store__kept(s.ts, i, &kb, &kn)) {
+				CHECK(kn == 20 && kb[1] == 3);
+				table_store__drop_kept(s.ts, i);
+				kept++;
+			}
+		CHECK_EQ(kept, 1);
+	}
+	CHECK(!table_store__building(s.ts, bid, 20));
+	table_store__stats(s.ts, &st);
+	CHECK_EQ(st.dropped_builds, 1);
 	cfi_table__free(&c);
 	close(fd);
 	store_close(&s);

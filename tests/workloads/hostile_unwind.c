@@ -16,6 +16,8 @@
  *   costly DIR N SECS   files of 30 FDEs of 900 rows whose programs libdw
  *                       runs from their start for each row (~135 KB each,
  *                       the most expensive FDEs cfi_scan lets through)
+ *   maps DIR N SECS     one file (100 FDEs) mapped N times, a page each:
+ *                       N mappings of one build-id
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -25,6 +27,33 @@
 #include <unistd.h>
 
 #include "hostile_unwind_elf.h"
+
+static int maps(const char *dir, int n, unsigned secs)
+{
+	static const struct hu_elf o = { .nr_fdes = 100, .rows = 4, .id = 77 };
+	size_t cap = 1u << 20, len;
+	unsigned char *buf = malloc(cap);
+	char path[4096];
+	int fd;
+
+	len = buf ? hu_elf_write(buf, cap, &o) : 0;
+	snprintf(path, sizeof(path), "%s/maps.so", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || !len || write(fd, buf, len) != (ssize_t)len) {
+		perror(path);
+		return 1;
+	}
+	for (int i = 0; i < n; i++)
+		if (mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0) == MAP_FAILED) {
+			perror("mmap");
+			return 1;
+		}
+	printf("mapped %d\n", n);
+	fflush(stdout);
+	sleep(secs);
+	free(buf);
+	return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -43,6 +72,8 @@ int main(int argc, char **argv)
 		o = (struct hu_elf){ .nr_fdes = 2000, .rows = 8 };
 	else if (!strcmp(argv[1], "costly"))
 		o = (struct hu_elf){ .nr_fdes = 30, .rows = 900, .remember = 1 };
+	else if (!strcmp(argv[1], "maps"))
+		return maps(argv[2], atoi(argv[3]), (unsigned)atoi(argv[4]));
 	else
 		return 2;
 	n = atoi(argv[3]);

@@ -45,6 +45,13 @@ struct table {
 	size_t nr_segs;
 };
 
+/* A build stopped at a deadline, to go on at the next call for its bid. */
+struct build_slot {
+	struct cfi_build *b;		/* NULL: free */
+	__u8 bid[20], bid_size;
+	__u64 max_rows;			/* the rows it may make */
+};
+
 /* A free run of slots. */
 struct extent {
 	__u32 start, len;
@@ -65,9 +72,7 @@ struct table_store {
 	__u32 gen;			/* the last table's (unwind_abi.h) */
 	bool said_full, said_share;
 	struct keymap by_proc, by_uid;	/* slots charged to each */
-	struct cfi_build *cur;		/* the build in progress, for cur_bid */
-	__u8 cur_bid[20], cur_bid_size;
-	__u64 cur_max_rows;		/* the rows it may make */
+	struct build_slot building[TABLE_STORE_BUILDS];	/* builds stopped at a deadline */
 	struct table_store_stats st;
 };
 
@@ -144,7 +149,8 @@ void table_store__free(struct table_store *ts)
 		free(ts->t[i].segs);
 	if (ts->mapped)
 		munmap(ts->slots, ts->mapped);
-	cfi_build__free(ts->cur);
+	for (int i = 0; i < TABLE_STORE_BUILDS; i++)
+		cfi_build__free(ts->building[i].b);
 	keymap_free(&ts->by_proc);
 	keymap_free(&ts->by_uid);
 	free(ts->t);
@@ -497,56 +503,62 @@ static int load_built(struct table_store *ts, struct table *e, const struct tabl
 	return 0;
 }
 
-/* The build in progress goes (counted when it had not ended). */
-static void cur_drop(struct table_store *ts, bool abandoned)
+/* The stopped build of bid, NULL when none. */
+static struct build_slot *building_of(struct table_store *ts, const __u8 *bid, __u8 n)
 {
-	if (!ts->cur)
-		return;
-	cfi_build__free(ts->cur);
-	ts->cur = NULL;
-	ts->cur_bid_size = 0;
-	ts->st.abandoned += abandoned;
+	for (int i = 0; i < TABLE_STORE_BUILDS; i++)
+		if (ts->building[i].b && ts->building[i].bid_size == n &&
+		    !memcmp(ts->building[i].bid, bid, n))
+			return &ts->building[i];
+	return NULL;
+}
+
+static struct build_slot *building_free(struct table_store *ts)
+{
+	for (int i = 0; i < TABLE_STORE_BUILDS; i++)
+		if (!ts->building[i].b)
+			return &ts->building[i];
+	return NULL;
 }
 
 /*
- * Build e's table from fd (or go on with the build in progress for it)
- * until deadline (0: none) and load it for who: 0, -EAGAIN (not done),
- * or -errno.
+ * Build e's table from fd (or go on with its stopped build) until
+ * deadline (0: none) and load it for who: 0, -EAGAIN (stopped: kept in a
+ * slot), -EBUSY (a new build, deadline set, every slot taken), or -errno.
  */
 static int load(struct table_store *ts, struct table *e, const struct table_owner *who,
 		int fd, const char *name, __u64 deadline)
 {
 	struct cfi_table c = { 0 };
-	__u64 t0 = clock_ns(CLOCK_MONOTONIC), max_rows = room_for(ts, who);
-	bool mine = ts->cur && ts->cur_bid_size == e->bid_size &&
-		    !memcmp(ts->cur_bid, e->bid, e->bid_size);
+	struct build_slot own = { 0 }, *sl = building_of(ts, e->bid, e->bid_size);
+	__u64 t0 = clock_ns(CLOCK_MONOTONIC);
 	int err = 0;
 
-	if (!mine) {
-		cur_drop(ts, true);
+	if (!sl) {
+		sl = deadline ? building_free(ts) : &own;
+		if (!sl)
+			return -EBUSY;
 		if (fd < 0)
 			return -ENOENT;		/* maybe readable at another mapping */
-		if (!max_rows)
-			return refuse(ts, e, who, name, 1);
 		/* a table takes a slot a row at least: more rows than room
 		 * cannot fit, and the build stops there */
-		err = cfi_build__start(fd, name, max_rows, &ts->cur);
-		if (!err) {
-			memcpy(ts->cur_bid, e->bid, e->bid_size);
-			ts->cur_bid_size = e->bid_size;
-			ts->cur_max_rows = max_rows;
-		}
+		sl->max_rows = room_for(ts, who);
+		if (!sl->max_rows)
+			return refuse(ts, e, who, name, 1);
+		err = cfi_build__start(fd, name, sl->max_rows, &sl->b);
+		memcpy(sl->bid, e->bid, e->bid_size);
+		sl->bid_size = e->bid_size;
 	}
-	max_rows = ts->cur_max_rows;
 	if (!err) {
-		err = cfi_build__step(ts->cur, deadline, &c);
+		err = cfi_build__step(sl->b, deadline, &c);
 		ts->st.steps += err == -EAGAIN;
 	}
 	ts->st.build_ns += clock_ns(CLOCK_MONOTONIC) - t0;
 	if (err == -EAGAIN)
 		return err;
-	cur_drop(ts, false);
-	return load_built(ts, e, who, name, &c, err, max_rows);
+	cfi_build__free(sl->b);
+	sl->b = NULL;
+	return load_built(ts, e, who, name, &c, err, sl->max_rows);
 }
 
 /*
@@ -636,11 +648,39 @@ int table_store__build(struct table_store *ts, const struct table_owner *who, co
 		return 0;
 	e->state = TABLE_NONE;
 	err = load(ts, e, who, fd, name, deadline_ns);
-	if (err == -EAGAIN || err == -ENOMEM)
+	if (err == -EAGAIN || err == -EBUSY || err == -ENOMEM)
 		return err;
 	/* loaded (and kept for the get that follows: a table without
 	 * references is dropped at the first put), or known to fail */
 	return 0;
+}
+
+bool table_store__building(struct table_store *ts, const __u8 *bid, __u8 bid_size)
+{
+	return building_of(ts, bid, bid_size) != NULL;
+}
+
+bool table_store__can_start(struct table_store *ts)
+{
+	return building_free(ts) != NULL;
+}
+
+bool table_store__kept(const struct table_store *ts, int i, const __u8 **bid, __u8 *bid_size)
+{
+	if (i < 0 || i >= TABLE_STORE_BUILDS || !ts->building[i].b)
+		return false;
+	*bid = ts->building[i].bid;
+	*bid_size = ts->building[i].bid_size;
+	return true;
+}
+
+void table_store__drop_kept(struct table_store *ts, int i)
+{
+	if (i < 0 || i >= TABLE_STORE_BUILDS || !ts->building[i].b)
+		return;
+	cfi_build__free(ts->building[i].b);
+	ts->building[i].b = NULL;
+	ts->st.dropped_builds++;
 }
 
 void table_store__ref(struct table_store *ts, __u32 id)

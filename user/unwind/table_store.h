@@ -75,13 +75,23 @@ bool table_store__ready(struct table_store *ts, const struct table_owner *who,
 			const __u8 *bid, __u8 bid_size);
 /*
  * Build bid's table for who (as table_store__get would) until the
- * CLOCK_MONOTONIC time deadline_ns: 0 when it is ready (loaded, or known
- * to be missing or refused), -EAGAIN when the deadline came first: the
- * next call goes on where this one stopped (one build at a time: a call
- * for another build-id abandons it, counted), -ENOMEM.
+ * CLOCK_MONOTONIC time deadline_ns (0: none): 0 when it is ready
+ * (loaded, or known to be missing or refused), -EAGAIN when the deadline
+ * came first: the build is kept and the next call for bid goes on where
+ * this one stopped; -EBUSY when TABLE_STORE_BUILDS stopped builds wait
+ * already (a build is never thrown away: finish one of them first);
+ * -ENOMEM.
  */
+#define TABLE_STORE_BUILDS	2
 int table_store__build(struct table_store *ts, const struct table_owner *who, const __u8 *bid,
 		       __u8 bid_size, int fd, const char *name, __u64 deadline_ns);
+/* Whether bid's build is stopped and kept; whether another may start. */
+bool table_store__building(struct table_store *ts, const __u8 *bid, __u8 bid_size);
+bool table_store__can_start(struct table_store *ts);
+/* Stopped build i (0 .. TABLE_STORE_BUILDS - 1): false when none, else its
+ * build-id.  drop_kept: it goes (no mapping waits for it any more). */
+bool table_store__kept(const struct table_store *ts, int i, const __u8 **bid, __u8 *bid_size);
+void table_store__drop_kept(struct table_store *ts, int i);
 /* One more reference to a table *id came with (a mapping split in two). */
 void table_store__ref(struct table_store *ts, __u32 id);
 void table_store__put(struct table_store *ts, __u32 id);
@@ -97,7 +107,7 @@ struct table_store_stats {
 	__u64 build_ns;		/* time spent building tables */
 	__u64 share_files;	/* mappings refused: their process or user held its share */
 	__u64 steps;		/* builds stopped at a deadline and gone on later */
-	__u64 abandoned;	/* builds abandoned for another (started again if asked) */
+	__u64 dropped_builds;	/* stopped builds no mapping waited for any more */
 };
 void table_store__stats(const struct table_store *ts, struct table_store_stats *out);
 

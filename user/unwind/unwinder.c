@@ -35,6 +35,7 @@ struct uproc {
 	struct table_owner who;		/* who.uid read when first needed */
 	bool uid_known;
 	size_t nr_pend;			/* its mappings waiting in u->pend */
+	__u64 pend_lo, pend_hi;		/* they lie within [lo, hi) (not shrunk) */
 };
 
 /* Mappings with tables kept per process: twice what BPF takes (the rest
@@ -89,7 +90,6 @@ struct unwinder {
 	struct keymap uid_pend;		/* build-ids waiting by their holder's uid */
 	struct keymap bid_pend;		/* mappings waiting by build-id */
 	size_t nr_bids;			/* build-ids waiting */
-	__u8 cur_bid[20], cur_bid_size;	/* the build stopped at the last deadline */
 	__u64 round_over_ns;		/* the most a round's building ran past its budget */
 };
 
@@ -229,15 +229,20 @@ static void pending_remove(struct unwinder *u, bool add)
 static void pending_forget(struct unwinder *u, __u32 pid, __u64 start, __u64 end, bool all)
 {
 	struct uproc *pr = proc_find(u, pid);
+	bool any = false;
 
-	if (!pr || !pr->nr_pend)
-		return;		/* nothing of pid waits: no scan */
+	/* nothing of pid waits there: no scan (a process mapping page after
+	 * page maps each below or above the ones before) */
+	if (!pr || !pr->nr_pend || (!all && (end <= pr->pend_lo || start >= pr->pend_hi)))
+		return;
 	for (size_t i = 0; i < u->nr_pend; i++) {
 		struct pending *p = &u->pend[i];
 
 		p->gone = p->pid == pid && (all || (p->start < end && p->start + p->len > start));
+		any |= p->gone;
 	}
-	pending_remove(u, false);
+	if (any)
+		pending_remove(u, false);
 }
 
 void unwinder__free(struct unwinder *u)
@@ -443,7 +448,10 @@ static void defer(struct unwinder *u, __u32 pid, __u64 start, __u64 len, __u64 p
 	}
 	memcpy(q->bid, bid, bid_size);
 	u->nr_pend++;
-	p->nr_pend++;
+	if (!p->nr_pend++ || start < p->pend_lo)
+		p->pend_lo = start;
+	if (p->nr_pend == 1 || start + len > p->pend_hi)
+		p->pend_hi = start + len;
 	(*nbid)++;
 	if (holder) {
 		u->nr_bids++;
@@ -470,16 +478,24 @@ void unwinder__mmap(void *ctx, __u32 pid, __u64 start, __u64 len, __u64 pgoff, i
 }
 
 /* Pending mappings whose tables are ready (or known missing) into their
- * lists. */
-static void pending_take(struct unwinder *u)
+ * lists: those of bid (just built) only, or all (bid NULL). */
+static void pending_take(struct unwinder *u, const __u8 *bid, __u8 bid_size)
 {
+	bool any = false;
+
 	for (size_t i = 0; i < u->nr_pend; i++) {
 		struct pending *q = &u->pend[i];
-		struct uproc *p = proc_find(u, q->pid);
+		struct uproc *p;
 
+		q->gone = false;
+		if (bid && (q->bid_size != bid_size || memcmp(q->bid, bid, bid_size)))
+			continue;
+		p = proc_find(u, q->pid);
 		q->gone = !p || table_store__ready(u->ts, owner_of(p), q->bid, q->bid_size);
+		any |= q->gone;
 	}
-	pending_remove(u, true);
+	if (any)
+		pending_remove(u, true);
 }
 
 /* The mapping holding q's build-id's descriptor. */
@@ -492,71 +508,81 @@ static struct pending *pending_holder(struct unwinder *u, struct pending *q)
 	return q;
 }
 
-/* The next mapping to build for: the first of the user who took least
- * build time; the build stopped at the last deadline when its user is
- * (else it is abandoned: another user's files do not wait for it). */
+/*
+ * The next mapping to build for: the first of the user who took least
+ * build time, a stopped build (table_store__building) first among equals;
+ * among the stopped builds only when no other may start.  NULL: none.
+ */
 static struct pending *pending_next(struct unwinder *u)
 {
-	struct pending *best = NULL, *cur = NULL;
-	__u64 best_ns = UINT64_MAX, cur_ns = UINT64_MAX;
+	bool can_start = table_store__can_start(u->ts), best_kept = false;
+	struct pending *best = NULL;
+	__u64 best_ns = UINT64_MAX;
 
 	for (size_t i = 0; i < u->nr_pend; i++) {
 		struct pending *q = &u->pend[i];
 		uint64_t *ns = keymap_get_u64(&u->uid_ns, q->uid);
+		bool kept = table_store__building(u->ts, q->bid, q->bid_size);
 		__u64 v = ns ? *ns : 0;
 
-		if (!cur && u->cur_bid_size == q->bid_size &&
-		    !memcmp(u->cur_bid, q->bid, q->bid_size)) {
-			cur = q;
-			cur_ns = v;
-		}
-		if (v < best_ns) {
+		if (!can_start && !kept)
+			continue;
+		if (!best || v < best_ns || (v == best_ns && kept && !best_kept)) {
 			best = q;
 			best_ns = v;
+			best_kept = kept;
 		}
 	}
-	return cur && cur_ns <= best_ns ? cur : best;
+	return best;
 }
 
 /* Tables for the pending mappings until the round's budget is used: a
- * build still going then stops (table_store__build) and goes on in the
- * next round. */
+ * build still going then stops (table_store__build) and goes on when its
+ * user's turn comes again. */
 static void build_pending(struct unwinder *u)
 {
 	__u64 now = clock_ns(CLOCK_MONOTONIC), deadline = now + BUILD_BUDGET_NS;
+	struct pending *q;
 
-	pending_take(u);
-	while (u->nr_pend && now < deadline) {
-		struct pending *q = pending_next(u);
+	pending_take(u, NULL, 0);
+	for (int i = 0; i < TABLE_STORE_BUILDS; i++) {
+		const __u8 *bid;
+		__u8 n;
+		bool wanted = false;
+
+		if (!table_store__kept(u->ts, i, &bid, &n))
+			continue;
+		for (size_t k = 0; k < u->nr_pend && !wanted; k++)
+			wanted = u->pend[k].bid_size == n && !memcmp(u->pend[k].bid, bid, n);
+		if (!wanted)
+			table_store__drop_kept(u->ts, i);	/* its processes went */
+	}
+	while (now < deadline && (q = pending_next(u))) {
 		struct uproc *p = proc_find(u, q->pid);
 		struct table_owner none = { .pid = q->pid, .uid = q->uid };
 		const struct table_owner *who = p ? owner_of(p) : &none;
+		struct pending *h = pending_holder(u, q);
+		__u8 bid[20], bid_size = q->bid_size;
 		uint64_t *ns;
 		int err;
 
-		struct pending *h = pending_holder(u, q);
-
-		err = table_store__build(u->ts, who, q->bid, q->bid_size, h->fd, h->name, deadline);
+		memcpy(bid, q->bid, bid_size);
+		err = table_store__build(u->ts, who, bid, bid_size, h->fd, h->name, deadline);
 		ns = keymap_put_u64(&u->uid_ns, q->uid, NULL);
 		if (ns)
 			*ns += clock_ns(CLOCK_MONOTONIC) - now;
 		now = clock_ns(CLOCK_MONOTONIC);
-		if (err == -EAGAIN) {
-			memcpy(u->cur_bid, q->bid, q->bid_size);
-			u->cur_bid_size = q->bid_size;
-			break;
-		}
-		u->cur_bid_size = 0;
 		if (err)
-			break;			/* out of memory: next round */
-		if (!table_store__ready(u->ts, who, q->bid, q->bid_size)) {
+			break;	/* stopped at the deadline, or out of memory: next round */
+		if (!table_store__ready(u->ts, who, bid, bid_size)) {
 			/* not built (no fd, no table id): frame pointers there */
 			for (size_t i = 0; i < u->nr_pend; i++)
-				u->pend[i].gone = u->pend[i].bid_size == q->bid_size &&
-						  !memcmp(u->pend[i].bid, q->bid, q->bid_size);
+				u->pend[i].gone = u->pend[i].bid_size == bid_size &&
+						  !memcmp(u->pend[i].bid, bid, bid_size);
 			pending_remove(u, false);
 		}
-		pending_take(u);
+		pending_take(u, bid, bid_size);	/* its other mappings */
+		now = clock_ns(CLOCK_MONOTONIC);
 	}
 	if (now > deadline && now - deadline > u->round_over_ns)
 		u->round_over_ns = now - deadline;
@@ -712,9 +738,9 @@ void unwinder__print_stats(const struct unwinder *u)
 		(unsigned long long)st.no_cfi, (unsigned long long)st.refused,
 		(double)st.peak_bytes / (1 << 20),
 		(unsigned long long)(st.max_bytes >> 20), (unsigned long long)st.dropped);
-	pr_info("unwind tables: %.1f MiB of rows and page indexes now; builds stopped at a round's deadline %llu times, abandoned %llu; the longest round of building ran %.1f ms past its %llu ms budget",
+	pr_info("unwind tables: %.1f MiB of rows and page indexes now; builds stopped at a round's deadline %llu times (%llu dropped: no mapping waited for them); the longest round of building ran %.1f ms past its %llu ms budget",
 		(double)st.bytes / (1 << 20), (unsigned long long)st.steps,
-		(unsigned long long)st.abandoned, (double)u->round_over_ns / 1e6,
+		(unsigned long long)st.dropped_builds, (double)u->round_over_ns / 1e6,
 		(unsigned long long)(BUILD_BUDGET_NS / 1000000));
 	pr_info("unwind walks: %llu, frames by table %llu, by frame pointer %llu, rows from the row cache %llu, stack reads %llu; %llu walks of processes without tables, %llu cut at %d frames",
 		(unsigned long long)w[PREC_UNWIND_STAT_WALKS], (unsigned long long)w[PREC_UNWIND_STAT_CFI],
