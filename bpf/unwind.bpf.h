@@ -230,7 +230,7 @@ static __always_inline int unwind_page_idx(const struct prec_unwind_table *t, __
 static __always_inline int unwind_find_row(const struct prec_unwind_table *t, __u64 pc,
 					   struct prec_unwind_row *out)
 {
-	__u64 page = pc >> PREC_UNWIND_PAGE_SHIFT;
+	__u64 page = pc >> (t->page_shift & 63);
 	struct prec_unwind_row *r;
 	__u32 slot, lo, hi;
 

@@ -8,7 +8,8 @@
  *   unwind_rows    ARRAY of 8-byte slots (BPF_F_MMAPABLE; user space
  *                  writes it through its mapping).  A table takes
  *                  nr_rows slots of rows, then its page index: nr_pages
- *                  + 1 __u32 entries, two to a slot.  Sized from
+ *                  + 1 __u32 entries, two to a slot, at most nr_rows + 1
+ *                  (the page size is the table's own).  Sized from
  *                  --unwind-max-bytes.
  *   unwind_tables  ARRAY keyed by table id: struct prec_unwind_table.
  *                  One table per build-id, shared by every process
@@ -23,7 +24,11 @@
 #define PRECORD_UNWIND_ABI_H
 
 #define PREC_UNWIND_MAX_MAPS	256	/* mappings with a table per process */
-#define PREC_UNWIND_PAGE_SHIFT	12	/* the page index's granule: 4 KiB of pc */
+/* The page index's smallest granule, 4 KiB of pc: a table whose rows are
+ * sparser than one a page gets larger pages (page_shift), so that its
+ * index never has more entries than rows + 1, whatever range its file
+ * claims. */
+#define PREC_UNWIND_PAGE_SHIFT	12
 #define PREC_UNWIND_MAX_TABLES	16384	/* tables loaded at once */
 #define PREC_UNWIND_MAX_PROCS	16384	/* processes with mapping lists */
 /* Steps of a binary search among a page's rows: up to 2^24 rows. */
@@ -32,9 +37,9 @@
 #define PREC_UNWIND_ROW_CACHE	1024
 
 /*
- * Page p of a table's pc space (p << PREC_UNWIND_PAGE_SHIFT up to the next
- * page) has its row among rows [idx[p], idx[p + 1]] (relative to
- * first_row), where idx[p] is the last row whose pc <= p << SHIFT (0 when
+ * Page p of a table's pc space (p << page_shift up to the next page) has
+ * its row among rows [idx[p], idx[p + 1]] (relative to first_row), where
+ * idx[p] is the last row whose pc <= p << page_shift (0 when
  * none: rows[0].pc is then checked).  A pc at or past page nr_pages has
  * no row.
  */
@@ -60,7 +65,7 @@ struct prec_unwind_table {
 	 * walk's row cache keys rows by it.
 	 */
 	__u32 gen;
-	__u32 pad;
+	__u32 page_shift;	/* PREC_UNWIND_PAGE_SHIFT .. 32 */
 };
 
 /* pc of the table = ip - bias, for start <= ip < end. */

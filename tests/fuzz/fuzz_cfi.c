@@ -4,7 +4,9 @@
  * cfi_scan.c, cfi_row.c) over a whole ELF file: the input is written to
  * one memfd (rewritten for every input) and built into a table.  The
  * table must be sorted, its rows of known kinds, and every row found
- * again by cfi_table__lookup.
+ * again by cfi_table__lookup.  The same file is built again in steps
+ * (cfi_build__step with an expired deadline: one row a step), which must
+ * give the same result and the same rows.
  *
  * Seed corpus (tests/fuzz/corpus/cfi), written by
  * `build/tests/test_cfi_table --write-corpus tests/fuzz/corpus/cfi`: the
@@ -19,7 +21,10 @@
  * built with `gcc -O2 -fasynchronous-unwind-tables -nostdlib -static -s
  * -Wl,-z,max-page-size=64`.
  */
+#include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -29,9 +34,29 @@
 
 static int memfd = -1;
 
+/* The build in steps differs from the one-shot build (err, *once). */
+static bool stepped(int err, const struct cfi_table *once)
+{
+	struct cfi_table t = { 0 };
+	struct cfi_build *b;
+	int e = cfi_build__start(memfd, "fuzz", 1u << 16, &b);
+	bool differs;
+
+	if (!e)
+		do
+			e = cfi_build__step(b, 1, &t);
+		while (e == -EAGAIN);
+	cfi_build__free(b);
+	differs = e != err || t.nr_rows != once->nr_rows ||
+		  (t.nr_rows && memcmp(t.rows, once->rows, t.nr_rows * sizeof(*t.rows)));
+	cfi_table__free(&t);
+	return differs;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct cfi_table t;
+	int err;
 
 	log_verbosity = -1;
 	if (memfd < 0)
@@ -39,7 +64,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (memfd < 0 || ftruncate(memfd, 0) ||
 	    pwrite(memfd, data, size, 0) != (ssize_t)size)
 		return 0;
-	if (cfi_table__build(memfd, "fuzz", 1u << 16, &t)) {
+	err = cfi_table__build(memfd, "fuzz", 1u << 16, &t);
+	if (stepped(err, &t))
+		abort();
+	if (err) {
 		if (t.nr_rows || t.rows || t.segs)
 			abort();	/* a failure leaves the table empty */
 		return 0;

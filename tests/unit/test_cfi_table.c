@@ -11,7 +11,10 @@
  *    .eh_frame_hdr lookup, which the builder does not use);
  *  - hostile variants of the fixture: each fails cleanly or keeps the
  *    good entries;
- *  - the cost: libc and ten other libraries, rows, ms, bytes per MB.
+ *  - the cost: libc and ten other libraries, rows, ms, bytes per MB;
+ *  - a build in steps (cfi_build__step) against an expired deadline:
+ *    it stops after each row and goes on, and makes the one-shot table
+ *    (libc, and a file of the most expensive FDEs cfi_scan lets through).
  */
 #include <dwarf.h>
 #include <elf.h>
@@ -33,6 +36,8 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "../workloads/hostile_unwind_elf.h"
+#include "unwind/cfi_scan.h"
 #include "unwind/cfi_table.h"
 #include "util/log.h"
 
@@ -769,6 +774,118 @@ TEST(extra_against_libdw)
 	oracle_check(extra_path);
 }
 
+
+/* path built in steps, each with an expired deadline (one row a step),
+ * and at once: the same table.  Returns the steps. */
+static size_t steps_vs_once(const char *path)
+{
+	struct cfi_table once = { 0 }, stepped = { 0 };
+	struct cfi_build *b = NULL;
+	size_t steps = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+
+	CHECK(fd >= 0);
+	CHECK_EQ(cfi_table__build(fd, path, MAX_ROWS, &once), 0);
+	CHECK_EQ(cfi_build__start(fd, path, MAX_ROWS, &b), 0);
+	close(fd);		/* the build keeps its own descriptor */
+	do {
+		err = cfi_build__step(b, 1, &stepped);	/* 1 ns: long passed */
+		steps++;
+	} while (err == -EAGAIN && steps < 10u << 20);
+	CHECK_EQ(err, 0);
+	cfi_build__free(b);
+	CHECK_EQ(stepped.nr_rows, once.nr_rows);
+	CHECK_EQ(stepped.nr_unsupported, once.nr_unsupported);
+	CHECK_EQ(stepped.base, once.base);
+	CHECK_EQ(stepped.nr_segs, once.nr_segs);
+	CHECK(once.nr_rows && !memcmp(stepped.rows, once.rows, once.nr_rows * sizeof(*once.rows)));
+	cfi_table__free(&once);
+	cfi_table__free(&stepped);
+	return steps;
+}
+
+TEST(build_in_steps)
+{
+	static const struct hu_elf costly = { .nr_fdes = 20, .rows = 900, .remember = 1, .id = 7 };
+	char path[PATH_MAX], tmp[] = "/tmp/precord-cfi-XXXXXX";
+	size_t cap = 1u << 20, len, steps;
+	unsigned char *buf = malloc(cap);
+	struct cfi_build *b = NULL;
+	struct cfi_table t = { 0 };
+	int fd;
+
+	CHECK_EQ(libc_path(path, sizeof(path)), 0);
+	steps = steps_vs_once(path);
+	printf("# libc: %zu steps\n", steps);
+	CHECK(steps > 1000);		/* a step a row, about */
+	/* FDEs of 900 rows whose programs libdw runs from their start: the
+	 * deadline stops a build inside an FDE too */
+	CHECK(buf != NULL);
+	len = hu_elf_write(buf, cap, &costly);
+	CHECK(len > 0);
+	fd = mkstemp(tmp);
+	CHECK(fd >= 0);
+	CHECK_EQ(write(fd, buf, len), (ssize_t)len);
+	close(fd);
+	steps = steps_vs_once(tmp);
+	printf("# %u FDEs of %u rows: %zu steps\n", costly.nr_fdes, costly.rows, steps);
+	CHECK(steps >= (size_t)costly.nr_fdes * costly.rows);
+	/* freed half-way: nothing leaks (ASan), the descriptor is closed */
+	fd = open(tmp, O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0);
+	CHECK_EQ(cfi_build__start(fd, tmp, MAX_ROWS, &b), 0);
+	CHECK_EQ(cfi_build__step(b, 1, &t), -EAGAIN);
+	cfi_build__free(b);
+	close(fd);
+	/* a file that is no ELF fails at the start, as cfi_table__build does */
+	fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0);
+	CHECK_EQ(cfi_build__start(fd, "cmdline", MAX_ROWS, &b), -EINVAL);
+	CHECK(b == NULL);
+	close(fd);
+	unlink(tmp);
+	free(buf);
+}
+
+
+/* A .eh_frame of 300,000 FDEs: the scan stops at CFI_SCAN_MAX_ENTRIES
+ * (the section ends there, as at a malformed entry), the build keeps the
+ * rows before it. */
+TEST(entries_capped)
+{
+	static const struct hu_elf many = { .nr_fdes = 300000, .rows = 2, .id = 8 };
+	size_t cap = 16u << 20, len;
+	unsigned char *buf = malloc(cap);
+	const Elf64_Ehdr *eh = (const void *)buf;
+	const Elf64_Shdr *sh;
+	char tmp[] = "/tmp/precord-cfi-XXXXXX";
+	struct cfi_table t = { 0 };
+	struct cfi_scan s;
+	int fd;
+
+	CHECK(buf != NULL);
+	len = hu_elf_write(buf, cap, &many);
+	CHECK(len > 0);
+	sh = (const void *)(buf + eh->e_shoff + 3 * sizeof(*sh));	/* .eh_frame */
+	CHECK_EQ(cfi_scan__run(&s, buf + sh->sh_offset, sh->sh_size, sh->sh_addr, true), 0);
+	printf("# %u FDEs: %zu listed, stopped at %zu of %llu bytes: %s\n", many.nr_fdes,
+	       s.nr_fdes, s.end, (unsigned long long)sh->sh_size, s.bad_why ? s.bad_why : "-");
+	CHECK_EQ(s.nr_fdes + s.nr_cies, CFI_SCAN_MAX_ENTRIES);
+	CHECK(s.bad_why != NULL);
+	cfi_scan__free(&s);
+	fd = mkstemp(tmp);
+	CHECK(fd >= 0);
+	CHECK_EQ(write(fd, buf, len), (ssize_t)len);
+	CHECK_EQ(cfi_table__build(fd, tmp, MAX_ROWS, &t), 0);
+	/* 2 rows an FDE, the last FDE's SP 16 and the next one's SP 8: no
+	 * merges; then a NONE row where the kept FDEs end */
+	CHECK_EQ(t.nr_rows, 2 * (size_t)(CFI_SCAN_MAX_ENTRIES - 1) + 1);
+	cfi_table__free(&t);
+	close(fd);
+	unlink(tmp);
+	free(buf);
+}
+
 int main(int argc, char **argv)
 {
 	log_verbosity = getenv("CFI_TEST_VERBOSE") ? 2 : -1;
@@ -793,5 +910,7 @@ int main(int argc, char **argv)
 	RUN(libc_against_libdw);
 	RUN(self_against_libdw);
 	RUN(cost);
+	RUN(build_in_steps);
+	RUN(entries_capped);
 	return HARNESS_DONE();
 }

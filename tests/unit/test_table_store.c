@@ -14,7 +14,14 @@
  *    table, this program's own, fits where two small ones were);
  *  - the limits: slots (-ENOSPC, said, retried when room is freed) and
  *    ids (-ENFILE); bad build-ids, no fd, a file that is no ELF, a
- *    mapping of no executable segment.
+ *    mapping of no executable segment;
+ *  - the bytes follow the rows: a file whose segment claims 1 GiB of code
+ *    with 3 rows takes a few slots (its page index has larger pages);
+ *  - shares: one process holds a quarter of the map, one user but root
+ *    half; refused tables counted, and room comes back when they go;
+ *  - table_store__build against an expired deadline goes on where it
+ *    stopped, and makes the table get would; two stopped builds wait,
+ *    a third is refused (-EBUSY), none is thrown away.
  * The file is the CFI fixture (tests/unit/fixtures/cfi_fixture.S).
  */
 #include <errno.h>
@@ -27,6 +34,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "../workloads/hostile_unwind_elf.h"
 #include "precord/bpf_abi.h"
 #include "precord/unwind_abi.h"
 #include "unwind/cfi_table.h"
@@ -34,12 +42,13 @@
 #include "util/log.h"
 
 #define MAX_IDS		8
+#define FAKE_IDS	64		/* the fake tables map's size */
 
 static char fixture[PATH_MAX];
 
 /* The tables map, in memory: what set_table wrote, and how often. */
 struct fake_maps {
-	struct prec_unwind_table d[MAX_IDS];
+	struct prec_unwind_table d[FAKE_IDS];
 	unsigned sets;
 	int fail;			/* -errno the next set returns, once */
 };
@@ -49,7 +58,7 @@ static int fake_set(void *ctx, __u32 id, const struct prec_unwind_table *d)
 	struct fake_maps *m = ctx;
 	int err = m->fail;
 
-	if (id >= MAX_IDS)
+	if (id >= FAKE_IDS)
 		return -E2BIG;
 	m->fail = 0;
 	if (err)
@@ -103,7 +112,7 @@ static int get(struct store *s, const __u8 *bid, __u8 n, __u64 start, __u32 *id,
 	int fd = open(fixture, O_RDONLY | O_CLOEXEC), err;
 
 	CHECK(fd >= 0);
-	err = table_store__get(s->ts, bid, n, fd, "cfi_fixture.so", start, 0, id, bias);
+	err = table_store__get(s->ts, NULL, bid, n, fd, "cfi_fixture.so", start, 0, id, bias);
 	close(fd);
 	return err;
 }
@@ -128,7 +137,7 @@ static int build_ref(struct cfi_table *c)
 static const struct prec_unwind_row *walk_lookup(const struct store *s,
 						 const struct prec_unwind_table *d, __u64 pc)
 {
-	__u64 page = pc >> PREC_UNWIND_PAGE_SHIFT;
+	__u64 page = pc >> d->page_shift;
 	const __u32 *idx;
 	const struct prec_unwind_row *rows;
 	__u32 lo, hi;
@@ -160,6 +169,8 @@ static void check_rows(const struct store *s, const struct prec_unwind_table *d,
 		       const struct cfi_table *c)
 {
 	__u64 end = (__u64)c->rows[c->nr_rows - 1].pc + 3 * 4096;
+
+	CHECK(d->page_shift >= PREC_UNWIND_PAGE_SHIFT && d->page_shift <= 32);
 	const struct prec_unwind_row *r = NULL;
 	unsigned bad = 0;
 	size_t next = 0;
@@ -171,7 +182,7 @@ static void check_rows(const struct store *s, const struct prec_unwind_table *d,
 		while (next < c->nr_rows && c->rows[next].pc <= pc)
 			r = &c->rows[next++];
 		/* past the last page: no row, as the walk says */
-		want = pc >> PREC_UNWIND_PAGE_SHIFT >= d->nr_pages ? NULL : r;
+		want = pc >> d->page_shift >= d->nr_pages ? NULL : r;
 		if ((w == NULL) != (want == NULL) || (w && memcmp(w, want, sizeof(*w))))
 			bad++;
 	}
@@ -189,9 +200,9 @@ TEST(built_once_shared_and_every_pc_found)
 	CHECK_EQ(build_ref(&c), 0);
 	CHECK(c.nr_rows > 0);
 	store_open(&s, 4096, MAX_IDS);
-	CHECK(!table_store__ready(s.ts, bid_a, 20));
+	CHECK(!table_store__ready(s.ts, NULL, bid_a, 20));
 	CHECK_EQ(get(&s, bid_a, 20, 0x10000, &id1, &b1), 0);
-	CHECK(table_store__ready(s.ts, bid_a, 20));
+	CHECK(table_store__ready(s.ts, NULL, bid_a, 20));
 	CHECK_EQ(get(&s, bid_a, 20, 0x7f0000, &id2, &b2), 0);
 	CHECK_EQ(id1, id2);
 	table_store__stats(s.ts, &st);
@@ -326,7 +337,7 @@ TEST(freed_runs_coalesce_for_a_larger_table)
 	CHECK_EQ(get(&s, bid, 20, 0x10000, &b, &bias), 0);
 	table_store__put(s.ts, a);
 	table_store__put(s.ts, b);
-	CHECK_EQ(table_store__get(s.ts, bid_a, 20, fd, "exe", 0x400000,
+	CHECK_EQ(table_store__get(s.ts, NULL, bid_a, 20, fd, "exe", 0x400000,
 				  big.segs[0].offset & ~4095ull, &id, &bias), 0);
 	/* and every pc of it (many pages) through its page index */
 	check_rows(&s, &s.maps.d[id], &big);
@@ -349,7 +360,7 @@ TEST(limits_slots_and_ids)
 	/* fewer slots than rows: refused, said, counted, not retried */
 	store_open(&s, (__u32)c.nr_rows / 2, MAX_IDS);
 	CHECK_EQ(get(&s, bid_a, 20, 0x10000, &id, &bias), -ENOSPC);
-	CHECK(table_store__ready(s.ts, bid_a, 20));
+	CHECK(table_store__ready(s.ts, NULL, bid_a, 20));
 	CHECK_EQ(get(&s, bid_a, 20, 0x10000, &id, &bias), -ENOSPC);
 	table_store__stats(s.ts, &st);
 	CHECK_EQ(st.built, 0);
@@ -363,7 +374,7 @@ TEST(limits_slots_and_ids)
 	bid_n(bid, 1);
 	CHECK_EQ(get(&s, bid, 20, 0x10000, &id, &bias), -ENOSPC);
 	table_store__put(s.ts, id1);
-	CHECK(!table_store__ready(s.ts, bid, 20));	/* room again: build it */
+	CHECK(!table_store__ready(s.ts, NULL, bid, 20));	/* room again: build it */
 	CHECK_EQ(get(&s, bid, 20, 0x10000, &id, &bias), 0);
 	store_close(&s);
 
@@ -404,14 +415,14 @@ TEST(bad_inputs)
 	CHECK_EQ(get(&s, bid_a, 0, 0x10000, &id, &bias), -ENOENT);
 	CHECK_EQ(get(&s, long_bid, 21, 0x10000, &id, &bias), -ENOENT);
 	/* no fd (the file was not opened safely): not built, tried again */
-	CHECK_EQ(table_store__get(s.ts, bid_a, 20, -1, "x", 0x10000, 0, &id, &bias), -ENOENT);
-	CHECK(!table_store__ready(s.ts, bid_a, 20));
+	CHECK_EQ(table_store__get(s.ts, NULL, bid_a, 20, -1, "x", 0x10000, 0, &id, &bias), -ENOENT);
+	CHECK(!table_store__ready(s.ts, NULL, bid_a, 20));
 	/* not an ELF file: no table, and never tried again */
 	fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
 	CHECK(fd >= 0);
-	CHECK_EQ(table_store__get(s.ts, bid_a, 20, fd, "cmdline", 0x10000, 0, &id, &bias), -ENOENT);
+	CHECK_EQ(table_store__get(s.ts, NULL, bid_a, 20, fd, "cmdline", 0x10000, 0, &id, &bias), -ENOENT);
 	close(fd);
-	CHECK(table_store__ready(s.ts, bid_a, 20));
+	CHECK(table_store__ready(s.ts, NULL, bid_a, 20));
 	CHECK_EQ(get(&s, bid_a, 20, 0x10000, &id, &bias), -ENOENT);
 	table_store__stats(s.ts, &st);
 	CHECK_EQ(st.no_cfi, 1);
@@ -419,12 +430,227 @@ TEST(bad_inputs)
 	 * table loaded for it alone is dropped again */
 	fd = open(fixture, O_RDONLY | O_CLOEXEC);
 	CHECK(fd >= 0);
-	CHECK_EQ(table_store__get(s.ts, long_bid, 20, fd, "cfi_fixture.so", 0x10000, 1u << 30,
+	CHECK_EQ(table_store__get(s.ts, NULL, long_bid, 20, fd, "cfi_fixture.so", 0x10000, 1u << 30,
 				  &id, &bias), -ENOENT);
 	close(fd);
 	table_store__stats(s.ts, &st);
 	CHECK_EQ(st.loaded, 0);
 	CHECK_EQ(st.bytes, 0);
+	store_close(&s);
+}
+
+
+/* A hostile_unwind_elf.h file o in a temporary file: an open fd. */
+static int hu_file(const struct hu_elf *o)
+{
+	char tmp[] = "/tmp/precord-ts-XXXXXX";
+	size_t cap = 4u << 20, len;
+	unsigned char *buf = malloc(cap);
+	int fd;
+
+	CHECK(buf != NULL);
+	len = hu_elf_write(buf, cap, o);
+	CHECK(len > 0);
+	fd = mkstemp(tmp);
+	CHECK(fd >= 0);
+	CHECK_EQ(write(fd, buf, len), (ssize_t)len);
+	unlink(tmp);
+	free(buf);
+	return fd;
+}
+
+TEST(bytes_follow_rows_not_the_claimed_range)
+{
+	static const struct hu_elf claim = { .memsz = 1ull << 30, .nr_fdes = 1, .rows = 2,
+					     .range_to_memsz = 1, .id = 1 };
+	int fd = hu_file(&claim);
+	const struct prec_unwind_table *d;
+	const struct prec_unwind_row *r;
+	struct table_store_stats st;
+	struct store s;
+	__u32 id;
+	__u64 bias;
+
+	store_open(&s, 1u << 20, MAX_IDS);	/* 8 MiB */
+	CHECK_EQ(table_store__get(s.ts, NULL, bid_a, 20, fd, "claim.so", 0x10000, 0, &id, &bias), 0);
+	d = &s.maps.d[id];
+	table_store__stats(s.ts, &st);
+	printf("# 1 GiB claimed, %u rows: %llu bytes, %u pages of 2^%u\n", d->nr_rows,
+	       (unsigned long long)st.bytes, d->nr_pages, d->page_shift);
+	CHECK_EQ(d->nr_rows, 3);
+	/* rows and index: 12 bytes a row at most, and a slot */
+	CHECK(st.bytes <= 12ull * d->nr_rows + 8);	/* was 1,048,608 */
+	CHECK(d->nr_pages <= d->nr_rows);
+	/* and the walk still finds each row */
+	r = walk_lookup(&s, d, HU_TEXT);
+	CHECK(r && r->cfa_kind == PREC_CFA_SP && r->cfa_off == 8);
+	r = walk_lookup(&s, d, HU_TEXT + 1);
+	CHECK(r && r->cfa_kind == PREC_CFA_SP && r->cfa_off == 16);
+	r = walk_lookup(&s, d, (1ull << 29) + 12345);
+	CHECK(r && r->cfa_off == 16);
+	r = walk_lookup(&s, d, (1ull << 30) - 1);
+	CHECK(r && r->cfa_off == 16);
+	r = walk_lookup(&s, d, 1ull << 30);
+	CHECK(r && r->cfa_kind == PREC_CFA_NONE);
+	CHECK(walk_lookup(&s, d, HU_TEXT - 1) == NULL);
+	close(fd);
+	store_close(&s);
+}
+
+/* One table of ~slots slots for file k (its own build-id). */
+static int share_get(struct store *s, const struct table_owner *who, int k, __u32 *id)
+{
+	struct hu_elf o = { .nr_fdes = 100, .rows = 10, .id = (uint32_t)k };
+	int fd = hu_file(&o), err;
+	__u8 bid[20];
+	__u64 bias;
+
+	bid_n(bid, k);
+	err = table_store__get(s->ts, who, bid, 20, fd, "rows.so", 0x10000, 0, id, &bias);
+	close(fd);
+	return err;
+}
+
+TEST(shares_of_a_process_and_a_user)
+{
+	const struct table_owner a = { 1, 100, 1000 }, b = { 2, 101, 1000 }, c = { 3, 102, 1000 },
+				 root = { 4, 1, 0 }, other = { 5, 103, 2000 };
+	struct table_store_target tg;
+	struct table_store_stats st;
+	struct store s;
+	__u32 ids[FAKE_IDS], id, per, n_a = 0, n_b = 0, n_c = 0, n_root = 0;
+	int k = 1, err;
+
+	/* 100 FDEs of 10 rows: 1000 rows, 1,001 with the last NONE, and a
+	 * page index of 4 KiB pages (1 KiB of code here): 1,003 slots */
+	memset(&s, 0, sizeof(s));
+	s.nr_slots = 40000;
+	s.slots = calloc(s.nr_slots, 8);
+	tg = (struct table_store_target){
+		.slots = s.slots, .nr_slots = s.nr_slots, .nr_tables = FAKE_IDS,
+		.proc_share = s.nr_slots / TABLE_STORE_PROC_SHARE,
+		.user_share = s.nr_slots / TABLE_STORE_USER_SHARE,
+		.set_table = fake_set, .ctx = &s.maps,
+	};
+	s.ts = table_store__new_target(&tg);
+	CHECK(s.ts != NULL);
+	/* process a: up to a quarter of the map */
+	while (share_get(&s, &a, k++, &ids[n_a]) == 0)
+		n_a++;
+	table_store__stats(s.ts, &st);
+	per = (__u32)(st.bytes / 8 / n_a);
+	printf("# a process: %u tables of %u slots, %llu of %u slots\n", n_a, per,
+	       (unsigned long long)st.bytes / 8, s.nr_slots);
+	CHECK(per >= 1000 && per < 1100);
+	CHECK(st.bytes / 8 <= s.nr_slots / 4);
+	CHECK(st.bytes / 8 + per > s.nr_slots / 4);
+	CHECK_EQ(st.share_files, 1);
+	CHECK_EQ(st.full_files, 0);
+	/* the same file again for a: refused without a build */
+	CHECK_EQ(share_get(&s, &a, k - 1, &id), -EDQUOT);
+	table_store__stats(s.ts, &st);
+	CHECK_EQ(st.share_files, 2);
+	/* a second process of the same user: up to half for the user */
+	while (n_b < 64 && share_get(&s, &b, k++, &id) == 0)
+		n_b++;
+	CHECK_EQ(n_b, n_a);
+	/* a third: up to the user's half */
+	while ((err = share_get(&s, &c, k++, &id)) == 0)
+		n_c++;
+	CHECK_EQ(err, -EDQUOT);
+	table_store__stats(s.ts, &st);
+	printf("# a user: %u + %u + %u tables, %llu slots\n", n_a, n_b, n_c,
+	       (unsigned long long)st.bytes / 8);
+	CHECK(n_c < n_a);
+	CHECK(st.bytes / 8 <= s.nr_slots / 2);
+	CHECK(st.bytes / 8 + per > s.nr_slots / 2);
+	/* root's processes have no user share, only their own */
+	while (n_root < 64 && share_get(&s, &root, k++, &id) == 0)
+		n_root++;
+	CHECK_EQ(n_root, n_a);
+	/* another user still has room: the map is not full */
+	CHECK_EQ(share_get(&s, &other, k++, &id), 0);
+	/* a's tables go: a has room again */
+	for (__u32 i = 0; i < n_a; i++)
+		table_store__put(s.ts, ids[i]);
+	CHECK_EQ(share_get(&s, &a, k++, &id), 0);
+	/* the one refused for a is built for another user */
+	CHECK_EQ(share_get(&s, &other, n_a + 1, &id), 0);
+	table_store__stats(s.ts, &st);
+	CHECK_EQ(st.full_files, 0);
+	store_close(&s);
+}
+
+TEST(build_stops_at_its_deadline_and_goes_on)
+{
+	static const struct hu_elf costly = { .nr_fdes = 8, .rows = 900, .remember = 1, .id = 9 };
+	const struct table_owner who = { 1, 100, 1000 };
+	int fd = hu_file(&costly), err;
+	struct table_store_stats st;
+	struct cfi_table c = { 0 };
+	struct store s;
+	unsigned calls = 0;
+	__u32 id;
+	__u64 bias;
+
+	CHECK_EQ(cfi_table__build(fd, "costly.so", 1u << 20, &c), 0);
+	store_open(&s, 1u << 16, MAX_IDS);
+	do {
+		err = table_store__build(s.ts, &who, bid_a, 20, fd, "costly.so", 1);
+		calls++;
+		CHECK(calls == 1 || !table_store__ready(s.ts, &who, bid_a, 20) || err == 0);
+	} while (err == -EAGAIN && calls < 1000000);
+	CHECK_EQ(err, 0);
+	CHECK(calls > 1000);		/* a row a call */
+	CHECK(table_store__ready(s.ts, &who, bid_a, 20));
+	table_store__stats(s.ts, &st);
+	CHECK_EQ(st.built, 1);
+	CHECK_EQ(st.steps, calls - 1);
+	CHECK_EQ(table_store__get(s.ts, &who, bid_a, 20, -1, "costly.so", 0x10000, 0, &id, &bias), 0);
+	check_rows(&s, &s.maps.d[id], &c);
+	/* two builds stop and wait; a third is refused until one ends: none
+	 * is thrown away (two users taking turns would never end theirs) */
+	__u8 bid[20];
+
+	for (int k = 1; k <= 2; k++) {
+		bid_n(bid, k);
+		CHECK_EQ(table_store__build(s.ts, &who, bid, 20, fd, "costly.so", 1), -EAGAIN);
+		CHECK(table_store__building(s.ts, bid, 20));
+	}
+	CHECK(!table_store__can_start(s.ts));
+	bid_n(bid, 3);
+	CHECK_EQ(table_store__build(s.ts, &who, bid, 20, fd, "costly.so", 1), -EBUSY);
+	CHECK(!table_store__building(s.ts, bid, 20));
+	bid_n(bid, 1);
+	CHECK_EQ(table_store__build(s.ts, &who, bid, 20, fd, "costly.so", 0), 0);
+	CHECK(table_store__can_start(s.ts));
+	bid_n(bid, 3);
+	CHECK_EQ(table_store__build(s.ts, &who, bid, 20, fd, "costly.so", 1), -EAGAIN);
+	/* a get of a stopped build's file ends it, here and now */
+	bid_n(bid, 2);
+	CHECK_EQ(table_store__get(s.ts, &who, bid, 20, -1, "costly.so", 0x10000, 0, &id, &bias), 0);
+	check_rows(&s, &s.maps.d[id], &c);
+	table_store__stats(s.ts, &st);
+	CHECK_EQ(st.built, 3);
+	/* the one left (bid 3) dropped: a slot again */
+	{
+		const __u8 *kb;
+		__u8 kn;
+		int kept = 0;
+
+		for (int i = 0; i < TABLE_STORE_BUILDS; i++)
+			if (table_store__kept(s.ts, i, &kb, &kn)) {
+				CHECK(kn == 20 && kb[1] == 3);
+				table_store__drop_kept(s.ts, i);
+				kept++;
+			}
+		CHECK_EQ(kept, 1);
+	}
+	CHECK(!table_store__building(s.ts, bid, 20));
+	table_store__stats(s.ts, &st);
+	CHECK_EQ(st.dropped_builds, 1);
+	cfi_table__free(&c);
+	close(fd);
 	store_close(&s);
 }
 
@@ -441,5 +667,8 @@ int main(int argc, char **argv)
 	RUN(freed_runs_coalesce_for_a_larger_table);
 	RUN(limits_slots_and_ids);
 	RUN(bad_inputs);
+	RUN(bytes_follow_rows_not_the_claimed_range);
+	RUN(shares_of_a_process_and_a_user);
+	RUN(build_stops_at_its_deadline_and_goes_on);
 	return HARNESS_DONE();
 }

@@ -394,6 +394,10 @@ int cfi_scan__run(struct cfi_scan *s, const __u8 *buf, size_t len, __u64 vaddr, 
 			why = "entry length past the section";
 			break;
 		}
+		if (nr >= CFI_SCAN_MAX_ENTRIES) {
+			why = "more than 262,144 entries (CFI_SCAN_MAX_ENTRIES)";
+			break;
+		}
 		if (ARRAY_GROW(ents, cap, nr + 1)) {
 			err = -ENOMEM;
 			goto out;

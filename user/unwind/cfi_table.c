@@ -13,17 +13,20 @@
 #include <elf.h>
 #include <elfutils/libdw.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "elf/headers.h"
 #include "elf/sections.h"
 #include "unwind/cfi_row.h"
 #include "unwind/cfi_scan.h"
 #include "util/array.h"
+#include "util/clock.h"
 #include "util/log.h"
 #include "util/printable.h"
 
@@ -37,13 +40,25 @@
  */
 #define FILE_WORK_MAX	(256ull << 20)
 
-struct builder {
-	const char *name;
+struct cfi_build {
+	char *name;
+	int fd;				/* a dup of the caller's: libelf preads it */
 	struct elf_reads rd;		/* what libelf may read of the file */
-	struct cfi_table *t;
+	struct cfi_table own, *t;
 	size_t cap, max_rows;
 	__u64 top;			/* end of the executable range */
 	int err;
+	/* what the rows are built from (cfi_build__start) */
+	Elf *elf;
+	Dwarf *dw;			/* .debug_frame's */
+	Dwarf_CFI *cfi;			/* .eh_frame's (dwarf_cfi_end) or dw's */
+	struct cfi_scan s;		/* its FDEs, sorted by start */
+	/* where cfi_build__step goes on */
+	size_t next;			/* FDE to start */
+	bool in_fde;			/* walking [addr, hi) of FDE next - 1 */
+	__u64 addr, hi, cursor, work;
+	size_t nr_overlap, nr_outside, nr_budget;
+	bool done;
 };
 
 static int fail(const char *name, int err, const char *what, const char *why)
@@ -51,7 +66,7 @@ static int fail(const char *name, int err, const char *what, const char *why)
 	char shown[PRINTABLE_MAX];
 
 	printable(shown, sizeof(shown), name);
-	if (err == -ENOENT)
+	if (err == -ENOENT || err == -E2BIG)	/* E2BIG: the caller says it */
 		pr_debug("%s: no unwind table: %s%s%s", shown, what, why ? ": " : "", why ? why : "");
 	else
 		pr_warn("%s: no unwind table for --call-graph ehframe: %s%s%s", shown, what,
@@ -60,14 +75,14 @@ static int fail(const char *name, int err, const char *what, const char *why)
 }
 
 /* The section sh may be read (elf/sections.h), or the file is refused. */
-static int admit(struct builder *b, const GElf_Shdr *sh, __u64 cap, const char *sec)
+static int admit(struct cfi_build *b, const GElf_Shdr *sh, __u64 cap, const char *sec)
 {
 	if (!elf_reads__admit(&b->rd, sh, cap))
 		return 0;
 	return fail(b->name, -EFBIG, sec, b->rd.why);
 }
 
-static int segments_read(Elf *elf, struct builder *b)
+static int segments_read(Elf *elf, struct cfi_build *b)
 {
 	struct cfi_table *t = b->t;
 	size_t phnum, cap = 0;
@@ -103,7 +118,7 @@ static int segments_read(Elf *elf, struct builder *b)
 
 /* Append the row for the addresses from vaddr on, merged with an equal
  * predecessor. */
-static void row_add(struct builder *b, __u64 vaddr, const struct prec_unwind_row *r)
+static void row_add(struct cfi_build *b, __u64 vaddr, const struct prec_unwind_row *r)
 {
 	struct cfi_table *t = b->t;
 	struct prec_unwind_row *last = t->nr_rows ? &t->rows[t->nr_rows - 1] : NULL;
@@ -138,42 +153,42 @@ static void row_add(struct builder *b, __u64 vaddr, const struct prec_unwind_row
 	t->rows[t->nr_rows++].pc = pc;
 }
 
-static void none_add(struct builder *b, __u64 vaddr)
+static void none_add(struct cfi_build *b, __u64 vaddr)
 {
 	struct prec_unwind_row none = { .cfa_kind = PREC_CFA_NONE };
 
 	row_add(b, vaddr, &none);
 }
 
-/* The rows of [lo, hi), part of one FDE's range. */
-static void fde_walk(struct builder *b, Dwarf_CFI *cfi, __u64 lo, __u64 hi)
+/* The row at b->addr, inside the FDE being walked; b->in_fde ends with
+ * the FDE. */
+static void fde_row(struct cfi_build *b)
 {
-	__u64 addr = lo;
+	struct prec_unwind_row row;
+	Dwarf_Frame *frame = NULL;
+	Dwarf_Addr start, end;
+	bool signal = false;
 
-	while (addr < hi && !b->err) {
-		struct prec_unwind_row row;
-		Dwarf_Frame *frame = NULL;
-		Dwarf_Addr start, end;
-		bool signal = false;
-
-		if (dwarf_cfi_addrframe(cfi, addr, &frame)) {
-			/* libdw refused the program from here on (or found no
-			 * FDE: the section ended before this one's CIE) */
-			pr_debug("%s: no CFI rules at %#llx: %s", b->name,
-				 (unsigned long long)addr, dwarf_errmsg(-1));
-			b->t->nr_unsupported++;
-			none_add(b, addr);
-			return;
-		}
-		dwarf_frame_info(frame, &start, &end, &signal);
-		if (!cfi_row__classify(frame, signal, &row))
-			b->t->nr_unsupported++;
-		free(frame);
-		row_add(b, addr, &row);
-		if (end <= addr)	/* libdw ends a range past the address asked */
-			return;
-		addr = end;
+	if (dwarf_cfi_addrframe(b->cfi, b->addr, &frame)) {
+		/* libdw refused the program from here on (or found no FDE:
+		 * the section ended before this one's CIE) */
+		pr_debug("%s: no CFI rules at %#llx: %s", b->name,
+			 (unsigned long long)b->addr, dwarf_errmsg(-1));
+		b->t->nr_unsupported++;
+		none_add(b, b->addr);
+		b->in_fde = false;
+		return;
 	}
+	dwarf_frame_info(frame, &start, &end, &signal);
+	if (!cfi_row__classify(frame, signal, &row))
+		b->t->nr_unsupported++;
+	free(frame);
+	row_add(b, b->addr, &row);
+	if (end <= b->addr)	/* libdw ends a range past the address asked */
+		b->in_fde = false;
+	b->addr = end;
+	if (b->addr >= b->hi)
+		b->in_fde = false;
 }
 
 static int cmp_fde(const void *a, const void *b)
@@ -185,49 +200,66 @@ static int cmp_fde(const void *a, const void *b)
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
-static int rows_build(struct builder *b, Dwarf_CFI *cfi, struct cfi_scan *s)
+/* The next FDE: its rows are walked (in_fde), or it gets a NONE row or
+ * nothing. */
+static void fde_next(struct cfi_build *b)
 {
+	const struct cfi_fde *f = &b->s.fdes[b->next++];
 	struct cfi_table *t = b->t;
-	__u64 cursor = 0, work = 0;
-	size_t nr_overlap = 0, nr_outside = 0, nr_budget = 0;
+	__u64 lo = f->start > t->base ? f->start : t->base;
+	__u64 hi = f->end < b->top ? f->end : b->top;
 
-	if (s->nr_fdes)
-		qsort(s->fdes, s->nr_fdes, sizeof(*s->fdes), cmp_fde);
-	for (size_t i = 0; i < s->nr_fdes && !b->err; i++) {
-		const struct cfi_fde *f = &s->fdes[i];
-		__u64 lo = f->start > t->base ? f->start : t->base;
-		__u64 hi = f->end < b->top ? f->end : b->top;
-
-		if (lo >= hi) {
-			nr_outside++;
-			continue;
-		}
-		if (lo < cursor) {	/* overlaps an earlier FDE: that one's rows stay */
-			nr_overlap++;
-			lo = cursor;
-			if (lo >= hi)
-				continue;
-		}
-		if (cursor && lo > cursor)
-			none_add(b, cursor);
-		work += f->work;
-		if (f->skip || work > FILE_WORK_MAX) {
-			nr_budget += !f->skip;
-			t->nr_unsupported++;
-			none_add(b, lo);
-		} else {
-			fde_walk(b, cfi, lo, hi);
-		}
-		cursor = hi;
+	if (lo >= hi) {
+		b->nr_outside++;
+		return;
 	}
-	if (cursor)
-		none_add(b, cursor);
+	if (lo < b->cursor) {	/* overlaps an earlier FDE: that one's rows stay */
+		b->nr_overlap++;
+		lo = b->cursor;
+		if (lo >= hi)
+			return;
+	}
+	if (b->cursor && lo > b->cursor)
+		none_add(b, b->cursor);
+	b->work += f->work;
+	if (f->skip || b->work > FILE_WORK_MAX) {
+		b->nr_budget += !f->skip;
+		t->nr_unsupported++;
+		none_add(b, lo);
+	} else {
+		b->in_fde = true;
+		b->addr = lo;
+		b->hi = hi;
+	}
+	b->cursor = hi;
+}
+
+/*
+ * Rows until the FDEs end (0 or -errno) or the clock passes deadline
+ * (-EAGAIN; 0: none), looked at before each row but the first: a row is one
+ * dwarf_cfi_addrframe, at most CFI_SCAN_FDE_WORK bytes of CFA program.
+ */
+static int rows_step(struct cfi_build *b, __u64 deadline)
+{
+	bool first = true;	/* a step makes a row at least: it always goes on */
+
+	while (!b->err && (b->in_fde || b->next < b->s.nr_fdes)) {
+		if (!first && deadline && clock_ns(CLOCK_MONOTONIC) >= deadline)
+			return -EAGAIN;
+		first = false;
+		if (b->in_fde)
+			fde_row(b);
+		else
+			fde_next(b);
+	}
+	if (b->cursor)
+		none_add(b, b->cursor);
 	if (b->err == -E2BIG)
 		return fail(b->name, -E2BIG, "more rows than the limit", NULL);
-	if (nr_overlap || nr_outside || nr_budget || s->nr_skipped)
+	if (b->nr_overlap || b->nr_outside || b->nr_budget || b->s.nr_skipped)
 		pr_debug("%s: unwind table: %zu FDEs overlap others, %zu outside the executable "
 			 "segments, %zu skipped by the checks, %zu past the work budget",
-			 b->name, nr_overlap, nr_outside, s->nr_skipped, nr_budget);
+			 b->name, b->nr_overlap, b->nr_outside, b->s.nr_skipped, b->nr_budget);
 	return b->err;
 }
 
@@ -240,7 +272,7 @@ struct sections {
 	bool zdebug;		/* GNU-compressed debug sections (not read) */
 };
 
-static int sections_find(Elf *elf, struct builder *b, struct sections *sc)
+static int sections_find(Elf *elf, struct cfi_build *b, struct sections *sc)
 {
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
@@ -287,7 +319,7 @@ static int sections_find(Elf *elf, struct builder *b, struct sections *sc)
  * pread into memory it allocated, never mmap'd), so writing it is safe
  * and changes what libdw reads.
  */
-static int scan_and_fence(struct builder *b, Elf_Data *d, __u64 vaddr, bool eh,
+static int scan_and_fence(struct cfi_build *b, Elf_Data *d, __u64 vaddr, bool eh,
 			  struct cfi_scan *s)
 {
 	const char *sec = eh ? ".eh_frame" : ".debug_frame";
@@ -330,10 +362,9 @@ static bool hdr_disable(Elf_Scn *hdr, const Elf_Data *eh)
 	return true;
 }
 
-static int build_eh(Elf *elf, struct builder *b, const struct sections *sc)
+/* .eh_frame checked and handed to libdw: b->s and b->cfi. */
+static int prepare_eh(Elf *elf, struct cfi_build *b, const struct sections *sc)
 {
-	struct cfi_scan s;
-	Dwarf_CFI *cfi;
 	Elf_Data *d;
 	int err;
 
@@ -347,26 +378,19 @@ static int build_eh(Elf *elf, struct builder *b, const struct sections *sc)
 		return -ENOENT;		/* empty: try .debug_frame */
 	if (!d || !d->d_buf)
 		return fail(b->name, -EINVAL, "reading .eh_frame", elf_errmsg(-1));
-	err = scan_and_fence(b, d, sc->eh_sh.sh_addr, true, &s);
+	err = scan_and_fence(b, d, sc->eh_sh.sh_addr, true, &b->s);
 	if (err)
 		return err;
-	if (!s.nr_fdes) {		/* an empty .eh_frame: try .debug_frame */
-		cfi_scan__free(&s);
+	if (!b->s.nr_fdes) {		/* an empty .eh_frame: try .debug_frame */
+		cfi_scan__free(&b->s);
 		return -ENOENT;
 	}
-	if (!hdr_disable(sc->hdr, d)) {
-		cfi_scan__free(&s);
+	if (!hdr_disable(sc->hdr, d))
 		return fail(b->name, -EINVAL, "malformed .eh_frame_hdr", NULL);
-	}
-	cfi = dwarf_getcfi_elf(elf);
-	if (!cfi) {
-		cfi_scan__free(&s);
+	b->cfi = dwarf_getcfi_elf(elf);
+	if (!b->cfi)
 		return fail(b->name, -EINVAL, "libdw cannot read .eh_frame", dwarf_errmsg(-1));
-	}
-	err = rows_build(b, cfi, &s);
-	dwarf_cfi_end(cfi);
-	cfi_scan__free(&s);
-	return err;
+	return 0;
 }
 
 /* A section dwarf_begin_elf reads whole (and inflates): libdw's
@@ -377,7 +401,7 @@ static bool libdw_reads(const char *n)
 	       !strncmp(n, ".gnu.debuglto_", 14) || !strcmp(n, ".gnu_debugaltlink");
 }
 
-static int debug_admit(Elf *elf, struct builder *b, const struct sections *sc)
+static int debug_admit(Elf *elf, struct cfi_build *b, const struct sections *sc)
 {
 	Elf_Scn *scn = NULL;
 
@@ -394,12 +418,10 @@ static int debug_admit(Elf *elf, struct builder *b, const struct sections *sc)
 	return 0;
 }
 
-static int build_debug(Elf *elf, struct builder *b, const struct sections *sc)
+/* .debug_frame checked and handed to libdw: b->s, b->dw and b->cfi. */
+static int prepare_debug(Elf *elf, struct cfi_build *b, const struct sections *sc)
 {
-	struct cfi_scan s;
-	Dwarf_CFI *cfi;
 	Elf_Data *d;
-	Dwarf *dw;
 	int err;
 
 	if (sc->zdebug)
@@ -407,85 +429,148 @@ static int build_debug(Elf *elf, struct builder *b, const struct sections *sc)
 	err = debug_admit(elf, b, sc);
 	if (err)
 		return err;
-	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
-	if (!dw)
+	b->dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	if (!b->dw)
 		return fail(b->name, -EINVAL, "libdw cannot read its DWARF", dwarf_errmsg(-1));
 	/* the (inflated) data dwarf_begin_elf keeps for .debug_frame */
 	d = elf_getdata(sc->debug, NULL);
-	if (d && !d->d_size) {
-		dwarf_end(dw);
+	if (d && !d->d_size)
 		return fail(b->name, -ENOENT, "an empty .debug_frame", NULL);
-	}
-	if (!d || !d->d_buf) {
-		dwarf_end(dw);
+	if (!d || !d->d_buf)
 		return fail(b->name, -EINVAL, "reading .debug_frame", elf_errmsg(-1));
+	err = scan_and_fence(b, d, 0, false, &b->s);	/* libdw: frame_vaddr 0 */
+	if (err)
+		return err;
+	b->cfi = dwarf_getcfi(b->dw);
+	if (!b->cfi)
+		return fail(b->name, -EINVAL, "libdw cannot read .debug_frame", dwarf_errmsg(-1));
+	return 0;
+}
+
+/* What libdw and libelf hold for b goes. */
+static void sources_end(struct cfi_build *b)
+{
+	if (b->dw)
+		dwarf_end(b->dw);	/* and the CFI it made */
+	else if (b->cfi)
+		dwarf_cfi_end(b->cfi);
+	b->dw = NULL;
+	b->cfi = NULL;
+	cfi_scan__free(&b->s);
+	if (b->elf)
+		elf_end(b->elf);
+	b->elf = NULL;
+	if (b->fd >= 0)
+		close(b->fd);
+	b->fd = -1;
+}
+
+void cfi_build__free(struct cfi_build *b)
+{
+	if (!b)
+		return;
+	sources_end(b);
+	cfi_table__free(&b->own);
+	free(b->name);
+	free(b);
+}
+
+/* Everything but the rows: the file's checks, its segments, its CFI
+ * checked and handed to libdw, the FDEs sorted. */
+static int prepare(struct cfi_build *b)
+{
+	struct cfi_table *t = b->t;
+	struct sections sc;
+	GElf_Ehdr eh;
+	int err;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return fail(b->name, -EINVAL, "libelf", elf_errmsg(-1));
+	err = elf_headers_check_fd(b->fd);
+	if (err)
+		return fail(b->name, err == -E2BIG ? -EINVAL : err == -ENOEXEC ? -EINVAL : err,
+			    "not a well-formed ELF file", NULL);
+	/* ELF_C_READ, not _MMAP: a file truncated while it is read gives an
+	 * error, not SIGBUS; and the section copies are ours to fence. */
+	b->elf = elf_begin(b->fd, ELF_C_READ, NULL);
+	if (!b->elf || elf_kind(b->elf) != ELF_K_ELF || !gelf_getehdr(b->elf, &eh))
+		return fail(b->name, -EINVAL, "libelf cannot read it", elf_errmsg(-1));
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+	    eh.e_machine != EM_X86_64)
+		return fail(b->name, -EINVAL, "not an x86-64 ELF file (the only kind read)", NULL);
+	if (elf_reads__init_fd(&b->rd, b->elf, b->fd))
+		return fail(b->name, -EINVAL, "not a regular file", NULL);
+	err = segments_read(b->elf, b);
+	if (!err)
+		err = sections_find(b->elf, b, &sc);
+	if (err)
+		return err;
+	err = sc.eh ? prepare_eh(b->elf, b, &sc) : -ENOENT;
+	if (err == -ENOENT && sc.debug) {
+		t->from_debug_frame = true;
+		err = prepare_debug(b->elf, b, &sc);
+	} else if (err == -ENOENT) {
+		err = fail(b->name, -ENOENT, "no FDE in .eh_frame or .debug_frame", NULL);
 	}
-	err = scan_and_fence(b, d, 0, false, &s);	/* libdw: frame_vaddr 0 */
+	if (!err && b->s.nr_fdes)
+		qsort(b->s.fdes, b->s.nr_fdes, sizeof(*b->s.fdes), cmp_fde);
+	return err;
+}
+
+int cfi_build__start(int fd, const char *name, size_t max_rows, struct cfi_build **out)
+{
+	struct cfi_build *b = calloc(1, sizeof(*b));
+	int err;
+
+	*out = NULL;
+	if (!b || !(b->name = strdup(name ? name : "an ELF file"))) {
+		free(b);
+		return -ENOMEM;
+	}
+	b->t = &b->own;
+	b->max_rows = max_rows;
+	b->fd = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : -1;
+	err = b->fd < 0 ? fail(b->name, -EBADF, "its descriptor", strerror(errno)) : prepare(b);
 	if (err) {
-		dwarf_end(dw);
+		cfi_build__free(b);
 		return err;
 	}
-	cfi = dwarf_getcfi(dw);
-	if (!cfi)
-		err = fail(b->name, -EINVAL, "libdw cannot read .debug_frame", dwarf_errmsg(-1));
-	else
-		err = rows_build(b, cfi, &s);
-	cfi_scan__free(&s);
-	dwarf_end(dw);
-	return err;
+	*out = b;
+	return 0;
+}
+
+int cfi_build__step(struct cfi_build *b, __u64 deadline_ns, struct cfi_table *t)
+{
+	int err;
+
+	if (b->done)
+		return -EINVAL;
+	err = rows_step(b, deadline_ns);
+	if (err == -EAGAIN)
+		return err;
+	b->done = true;
+	if (!err && !b->t->nr_rows)
+		err = fail(b->name, -ENOENT, "no FDE covers its executable segments", NULL);
+	sources_end(b);
+	if (err) {
+		cfi_table__free(&b->own);
+		return err;
+	}
+	*t = b->own;
+	memset(&b->own, 0, sizeof(b->own));
+	return 0;
 }
 
 int cfi_table__build(int fd, const char *name, size_t max_rows, struct cfi_table *t)
 {
-	struct builder b = { .name = name ? name : "an ELF file", .t = t, .max_rows = max_rows };
-	struct sections sc;
-	GElf_Ehdr eh;
-	Elf *elf = NULL;
+	struct cfi_build *b;
 	int err;
 
 	memset(t, 0, sizeof(*t));
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return fail(b.name, -EINVAL, "libelf", elf_errmsg(-1));
-	err = elf_headers_check_fd(fd);
-	if (err)
-		return fail(b.name, err == -E2BIG ? -EINVAL : err == -ENOEXEC ? -EINVAL : err,
-			    "not a well-formed ELF file", NULL);
-	/* ELF_C_READ, not _MMAP: a file truncated while it is read gives an
-	 * error, not SIGBUS; and the section copies are ours to fence. */
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
-		err = fail(b.name, -EINVAL, "libelf cannot read it", elf_errmsg(-1));
-		goto out;
-	}
-	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
-	    eh.e_machine != EM_X86_64) {
-		err = fail(b.name, -EINVAL, "not an x86-64 ELF file (the only kind read)", NULL);
-		goto out;
-	}
-	err = elf_reads__init_fd(&b.rd, elf, fd);
-	if (err) {
-		err = fail(b.name, -EINVAL, "not a regular file", NULL);
-		goto out;
-	}
-	err = segments_read(elf, &b);
+	err = cfi_build__start(fd, name, max_rows, &b);
 	if (!err)
-		err = sections_find(elf, &b, &sc);
-	if (err)
-		goto out;
-	err = sc.eh ? build_eh(elf, &b, &sc) : -ENOENT;
-	if (err == -ENOENT && sc.debug) {
-		t->from_debug_frame = true;
-		err = build_debug(elf, &b, &sc);
-	} else if (err == -ENOENT) {
-		err = fail(b.name, -ENOENT, "no FDE in .eh_frame or .debug_frame", NULL);
-	}
-	if (!err && !t->nr_rows)
-		err = fail(b.name, -ENOENT, "no FDE covers its executable segments", NULL);
-out:
-	if (elf)
-		elf_end(elf);
-	if (err)
-		cfi_table__free(t);
+		err = cfi_build__step(b, 0, t);
+	cfi_build__free(b);
 	return err;
 }
 

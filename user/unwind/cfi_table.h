@@ -42,6 +42,25 @@ struct cfi_table {
 int cfi_table__build(int fd, const char *name, size_t max_rows, struct cfi_table *t);
 void cfi_table__free(struct cfi_table *t);	/* NULL-safe; leaves t empty */
 
+/*
+ * The same build in steps, so that a caller with a time budget can stop
+ * and go on later (user/unwind/table_store.c, a recording's rounds).
+ * start: the file's checks, its sections read and checked, libdw set up
+ * (linear in the file's CFI, which elf/sections.h bounds); it keeps a dup
+ * of fd.  0 and *b, or cfi_table__build's -errno (after at most one line).
+ * step: rows until the table is done (0, *t filled) or fails (-errno, as
+ * cfi_table__build), or the CLOCK_MONOTONIC time deadline_ns (0: none) is
+ * passed: -EAGAIN, call it again.  The clock is read before each row,
+ * one libdw evaluation of at most CFI_SCAN_FDE_WORK bytes of program, so a
+ * step ends within that of its deadline.  The table is the one a single
+ * cfi_table__build makes, wherever it was stopped.  free: NULL-safe, at
+ * any point.
+ */
+struct cfi_build;
+int cfi_build__start(int fd, const char *name, size_t max_rows, struct cfi_build **b);
+int cfi_build__step(struct cfi_build *b, __u64 deadline_ns, struct cfi_table *t);
+void cfi_build__free(struct cfi_build *b);
+
 /* The row in effect at the file address vaddr, NULL when none. */
 const struct prec_unwind_row *cfi_table__lookup(const struct cfi_table *t, __u64 vaddr);
 

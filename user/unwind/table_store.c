@@ -5,8 +5,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -16,6 +16,8 @@
 #include "unwind/cfi_table.h"
 #include "unwind/maps.h"
 #include "util/array.h"
+#include "util/clock.h"
+#include "util/keymap.h"
 #include "util/log.h"
 #include "util/printable.h"
 
@@ -23,7 +25,8 @@ enum table_state {
 	TABLE_NONE,		/* never built, or dropped */
 	TABLE_LOADED,
 	TABLE_NO_CFI,		/* the file has no table we can use: not retried */
-	TABLE_FULL,		/* did not fit: retried when need slots are free */
+	TABLE_FULL,		/* did not fit: retried when need slots are free
+				 * for who asks (the map's room, and its share) */
 };
 
 struct table {
@@ -34,9 +37,19 @@ struct table {
 	__u32 refs;
 	__u32 first, nr_slots;	/* its slots in unwind_rows (LOADED) */
 	__u64 need;		/* FULL: slots it needs */
+	__u64 owner_proc;	/* LOADED: charged to (struct table_owner) */
+	__u32 owner_uid;
+	__u32 charge;		/* slots charged: nr_slots, at least cost_min */
 	__u64 base;
 	struct cfi_segment *segs;
 	size_t nr_segs;
+};
+
+/* A build stopped at a deadline, to go on at the next call for its bid. */
+struct build_slot {
+	struct cfi_build *b;		/* NULL: free */
+	__u8 bid[20], bid_size;
+	__u64 max_rows;			/* the rows it may make */
 };
 
 /* A free run of slots. */
@@ -57,17 +70,11 @@ struct table_store {
 	size_t mapped;			/* bytes of slots table_store__new mapped */
 	struct table_store_target tg;
 	__u32 gen;			/* the last table's (unwind_abi.h) */
-	bool said_full;
+	bool said_full, said_share;
+	struct keymap by_proc, by_uid;	/* slots charged to each */
+	struct build_slot building[TABLE_STORE_BUILDS];	/* builds stopped at a deadline */
 	struct table_store_stats st;
 };
-
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
-}
 
 struct table_store *table_store__new_target(const struct table_store_target *tg)
 {
@@ -110,6 +117,8 @@ struct table_store *table_store__new(const struct unwind_map_fds *fds)
 	size_t len = ((size_t)fds->nr_rows * 8 + 4095) & ~(size_t)4095;
 	struct table_store_target tg = {
 		.nr_slots = fds->nr_rows, .nr_tables = fds->nr_tables,
+		.proc_share = fds->nr_rows / TABLE_STORE_PROC_SHARE,
+		.user_share = fds->nr_rows / TABLE_STORE_USER_SHARE,
 		.set_table = bpf_set_table, .ctx = (void *)(intptr_t)fds->tables,
 	};
 	struct table_store *ts;
@@ -140,6 +149,10 @@ void table_store__free(struct table_store *ts)
 		free(ts->t[i].segs);
 	if (ts->mapped)
 		munmap(ts->slots, ts->mapped);
+	for (int i = 0; i < TABLE_STORE_BUILDS; i++)
+		cfi_build__free(ts->building[i].b);
+	keymap_free(&ts->by_proc);
+	keymap_free(&ts->by_uid);
 	free(ts->t);
 	free(ts->by_id);
 	free(ts->free_ids);
@@ -259,12 +272,29 @@ static void slots_free(struct table_store *ts, __u32 first, __u32 n)
 
 /* ---- building and loading ----------------------------------------------- */
 
-static __u64 pages_of(const struct cfi_table *c)
+/*
+ * The page size of c's index: 4 KiB, or larger where the rows are
+ * sparser than one a page, so that the index has at most nr_rows + 1
+ * entries (a file claiming 1 GiB of code with 3 rows gets 3 pages of
+ * 512 MiB, not 262,145 of 4 KiB).
+ */
+static unsigned shift_of(const struct cfi_table *c)
 {
-	return ((__u64)c->rows[c->nr_rows - 1].pc >> PREC_UNWIND_PAGE_SHIFT) + 1;
+	__u64 last = c->rows[c->nr_rows - 1].pc;
+	unsigned sh = PREC_UNWIND_PAGE_SHIFT;
+
+	while ((last >> sh) + 1 > c->nr_rows && sh < 32)
+		sh++;
+	return sh;
 }
 
-/* Slots a table takes: its rows, then nr_pages + 1 page entries, two a slot. */
+static __u64 pages_of(const struct cfi_table *c)
+{
+	return ((__u64)c->rows[c->nr_rows - 1].pc >> shift_of(c)) + 1;
+}
+
+/* Slots a table takes: its rows, then nr_pages + 1 page entries, two a
+ * slot: at most nr_rows * 3 / 2 + 1. */
 static __u64 slots_of(const struct cfi_table *c)
 {
 	return c->nr_rows + (pages_of(c) + 2) / 2;
@@ -274,6 +304,7 @@ static __u64 slots_of(const struct cfi_table *c)
 static void write_table(struct table_store *ts, const struct cfi_table *c, __u32 first,
 			struct prec_unwind_table *d)
 {
+	unsigned sh = shift_of(c);
 	__u64 nr_pages = pages_of(c);
 	__u32 *idx;
 	size_t j = 0;
@@ -281,7 +312,7 @@ static void write_table(struct table_store *ts, const struct cfi_table *c, __u32
 	memcpy(&ts->slots[first], c->rows, c->nr_rows * sizeof(*c->rows));
 	idx = (__u32 *)&ts->slots[first + c->nr_rows];
 	for (__u64 p = 0; p <= nr_pages; p++) {
-		__u64 at = p << PREC_UNWIND_PAGE_SHIFT;
+		__u64 at = p << sh;
 
 		while (j + 1 < c->nr_rows && c->rows[j + 1].pc <= at)
 			j++;
@@ -290,7 +321,66 @@ static void write_table(struct table_store *ts, const struct cfi_table *c, __u32
 	*d = (struct prec_unwind_table){
 		.first_row = first, .nr_rows = (__u32)c->nr_rows,
 		.first_page = first + (__u32)c->nr_rows, .nr_pages = (__u32)nr_pages,
+		.page_shift = sh,
 	};
+}
+
+/* ---- shares: slots charged to the loading process and its user -------- */
+
+static __u64 charged(const struct keymap *m, __u64 key)
+{
+	const uint64_t *v = keymap_get_u64(m, key);
+
+	return v ? *v : 0;
+}
+
+static void charge(struct keymap *m, __u64 key, __s64 slots)
+{
+	uint64_t *v = keymap_put_u64(m, key, NULL);
+
+	if (v)
+		*v += (uint64_t)slots;	/* a failed put: the charge is forgotten */
+}
+
+/*
+ * Slots a table of need slots is charged: at least the map's slots over
+ * its ids (512 slots, 4 KiB at the defaults), so that a share bounds the
+ * table ids its holder takes too (16,384 tables of 3 rows would take
+ * every id for 0.6 MiB of slots).
+ */
+static __u64 cost_of(const struct table_store *ts, __u64 need)
+{
+	__u64 min = ts->nr_ids ? ts->nr_slots / ts->nr_ids : 0;
+
+	return need > min ? need : min;
+}
+
+/* Slots who may still be charged (the rest of its shares). */
+static __u64 share_room(const struct table_store *ts, const struct table_owner *who)
+{
+	__u64 room = UINT64_MAX, c;
+
+	if (!who)
+		return room;
+	if (ts->tg.proc_share) {
+		c = charged(&ts->by_proc, who->proc);
+		room = c < ts->tg.proc_share ? ts->tg.proc_share - c : 0;
+	}
+	if (ts->tg.user_share && who->uid != 0) {	/* root: its processes' shares only */
+		c = charged(&ts->by_uid, who->uid);
+		c = c < ts->tg.user_share ? ts->tg.user_share - c : 0;
+		if (c < room)
+			room = c;
+	}
+	return room;
+}
+
+/* Slots a table may take for who: the largest free run, within its share. */
+static __u64 room_for(const struct table_store *ts, const struct table_owner *who)
+{
+	__u64 room = largest_free(ts), share = share_room(ts, who);
+
+	return share < room ? share : room;
 }
 
 static void say_full(struct table_store *ts, const char *name)
@@ -305,49 +395,79 @@ static void say_full(struct table_store *ts, const char *name)
 		(unsigned long long)(ts->st.max_bytes >> 20), printable(shown, sizeof(shown), name));
 }
 
-/* Build e's table from fd and load it: 0, or -errno. */
-static int load(struct table_store *ts, struct table *e, int fd, const char *name)
+static void say_share(struct table_store *ts, const struct table_owner *who, const char *name)
 {
-	struct cfi_table c = { 0 };
-	struct prec_unwind_table d;
-	__u32 free_slots = largest_free(ts), first;
-	__u64 t0 = now_ns(), need;
-	int err;
+	char shown[PRINTABLE_MAX], comm[PRINTABLE_MAX], path[64], raw[32] = "?";
+	FILE *f;
 
-	if (fd < 0)
-		return -ENOENT;		/* maybe readable at another mapping */
-	err = cfi_table__build(fd, name, free_slots, &c);
-	ts->st.build_ns += now_ns() - t0;
-	if (!err && !c.nr_rows)
+	ts->st.share_files++;
+	if (ts->said_share)
+		return;
+	ts->said_share = true;
+	snprintf(path, sizeof(path), "/proc/%u/comm", who->pid);
+	f = fopen(path, "re");
+	if (f) {
+		if (!fgets(raw, sizeof(raw), f))
+			strcpy(raw, "?");
+		raw[strcspn(raw, "\n")] = 0;
+		fclose(f);
+	}
+	pr_warn("unwind tables: process %u (%s, uid %u) holds its share of --unwind-max-bytes (a quarter; half for a user's processes but root's): %s and its later files past the share unwind with frame pointers only",
+		who->pid, printable(comm, sizeof(comm), raw), who->uid,
+		printable(shown, sizeof(shown), name));
+}
+
+/*
+ * e could not have its table for who: -ENOSPC (the map) or -EDQUOT (who's
+ * share), counted and said once.  need: slots it needs (at least).
+ */
+static int refuse(struct table_store *ts, struct table *e, const struct table_owner *who,
+		  const char *name, __u64 need)
+{
+	e->state = TABLE_FULL;
+	e->need = need;
+	if (largest_free(ts) >= need && share_room(ts, who) < cost_of(ts, need)) {
+		say_share(ts, who, name);
+		return -EDQUOT;
+	}
+	say_full(ts, name);
+	return -ENOSPC;
+}
+
+/* c (built for e, within max_rows rows, err its build's result) into the
+ * maps for who: 0, or -errno. */
+static int load_built(struct table_store *ts, struct table *e, const struct table_owner *who,
+		      const char *name, struct cfi_table *c, int err, __u64 max_rows)
+{
+	struct prec_unwind_table d;
+	__u32 first;
+	__u64 need;
+
+	if (!err && !c->nr_rows)
 		err = -ENOENT;
 	if (err == -E2BIG) {
-		e->state = TABLE_FULL;
-		e->need = (__u64)free_slots + 1;
-		say_full(ts, name);
-		cfi_table__free(&c);
-		return -ENOSPC;
+		cfi_table__free(c);
+		return refuse(ts, e, who, name, max_rows + 1);
 	}
 	if (err) {
 		e->state = TABLE_NO_CFI;
 		ts->st.no_cfi++;
 		ts->st.refused += err == -EFBIG;
-		cfi_table__free(&c);
+		cfi_table__free(c);
 		return err == -ENOMEM ? err : -ENOENT;
 	}
 	ts->st.built++;
-	need = slots_of(&c);
+	need = slots_of(c);
 	if (!ts->nr_free_ids) {
-		cfi_table__free(&c);
+		cfi_table__free(c);
 		return -ENFILE;
 	}
-	if (need > UINT32_MAX || slots_alloc(ts, (__u32)need, &first)) {
-		e->state = TABLE_FULL;
-		e->need = need;
-		say_full(ts, name);
-		cfi_table__free(&c);
-		return -ENOSPC;
+	if (need > UINT32_MAX || cost_of(ts, need) > share_room(ts, who) ||
+	    slots_alloc(ts, (__u32)need, &first)) {
+		cfi_table__free(c);
+		return refuse(ts, e, who, name, need);
 	}
-	write_table(ts, &c, first, &d);
+	write_table(ts, c, first, &d);
 	if (!++ts->gen)
 		ts->gen = 1;		/* 2^32 loads: cached rows are long gone */
 	d.gen = ts->gen;
@@ -356,7 +476,7 @@ static int load(struct table_store *ts, struct table *e, int fd, const char *nam
 	if (err) {
 		ts->free_ids[ts->nr_free_ids++] = e->id;
 		slots_free(ts, first, (__u32)need);
-		cfi_table__free(&c);
+		cfi_table__free(c);
 		return err;
 	}
 	ts->by_id[e->id] = (__u32)(e - ts->t) + 1;
@@ -364,18 +484,81 @@ static int load(struct table_store *ts, struct table *e, int fd, const char *nam
 	e->first = first;
 	e->nr_slots = (__u32)need;
 	e->refs = 0;
-	e->base = c.base;
+	e->base = c->base;
+	e->owner_proc = who ? who->proc : 0;
+	e->owner_uid = who ? who->uid : 0;
+	e->charge = (__u32)cost_of(ts, need);
+	charge(&ts->by_proc, e->owner_proc, e->charge);
+	charge(&ts->by_uid, e->owner_uid, e->charge);
 	free(e->segs);
-	e->segs = c.segs;		/* kept: every mapping's bias needs them */
-	e->nr_segs = c.nr_segs;
-	c.segs = NULL;
-	c.nr_segs = 0;
-	cfi_table__free(&c);
+	e->segs = c->segs;		/* kept: every mapping's bias needs them */
+	e->nr_segs = c->nr_segs;
+	c->segs = NULL;
+	c->nr_segs = 0;
+	cfi_table__free(c);
 	ts->st.loaded++;
 	ts->st.bytes += (__u64)need * 8;
 	if (ts->st.bytes > ts->st.peak_bytes)
 		ts->st.peak_bytes = ts->st.bytes;
 	return 0;
+}
+
+/* The stopped build of bid, NULL when none. */
+static struct build_slot *building_of(struct table_store *ts, const __u8 *bid, __u8 n)
+{
+	for (int i = 0; i < TABLE_STORE_BUILDS; i++)
+		if (ts->building[i].b && ts->building[i].bid_size == n &&
+		    !memcmp(ts->building[i].bid, bid, n))
+			return &ts->building[i];
+	return NULL;
+}
+
+static struct build_slot *building_free(struct table_store *ts)
+{
+	for (int i = 0; i < TABLE_STORE_BUILDS; i++)
+		if (!ts->building[i].b)
+			return &ts->building[i];
+	return NULL;
+}
+
+/*
+ * Build e's table from fd (or go on with its stopped build) until
+ * deadline (0: none) and load it for who: 0, -EAGAIN (stopped: kept in a
+ * slot), -EBUSY (a new build, deadline set, every slot taken), or -errno.
+ */
+static int load(struct table_store *ts, struct table *e, const struct table_owner *who,
+		int fd, const char *name, __u64 deadline)
+{
+	struct cfi_table c = { 0 };
+	struct build_slot own = { 0 }, *sl = building_of(ts, e->bid, e->bid_size);
+	__u64 t0 = clock_ns(CLOCK_MONOTONIC);
+	int err = 0;
+
+	if (!sl) {
+		sl = deadline ? building_free(ts) : &own;
+		if (!sl)
+			return -EBUSY;
+		if (fd < 0)
+			return -ENOENT;		/* maybe readable at another mapping */
+		/* a table takes a slot a row at least: more rows than room
+		 * cannot fit, and the build stops there */
+		sl->max_rows = room_for(ts, who);
+		if (!sl->max_rows)
+			return refuse(ts, e, who, name, 1);
+		err = cfi_build__start(fd, name, sl->max_rows, &sl->b);
+		memcpy(sl->bid, e->bid, e->bid_size);
+		sl->bid_size = e->bid_size;
+	}
+	if (!err) {
+		err = cfi_build__step(sl->b, deadline, &c);
+		ts->st.steps += err == -EAGAIN;
+	}
+	ts->st.build_ns += clock_ns(CLOCK_MONOTONIC) - t0;
+	if (err == -EAGAIN)
+		return err;
+	cfi_build__free(sl->b);
+	sl->b = NULL;
+	return load_built(ts, e, who, name, &c, err, sl->max_rows);
 }
 
 /*
@@ -397,8 +580,19 @@ static int bias_of(const struct table *e, __u64 start, __u64 pgoff, __u64 *bias)
 	return -ENOENT;
 }
 
-int table_store__get(struct table_store *ts, const __u8 *bid, __u8 bid_size, int fd,
-		     const char *name, __u64 start, __u64 pgoff, __u32 *id, __u64 *bias)
+/* Whether e is known for who: loaded, missing, or refused with no more
+ * room for who now. */
+static bool known(const struct table_store *ts, const struct table *e,
+		  const struct table_owner *who)
+{
+	return e->bid_size && (e->state == TABLE_LOADED || e->state == TABLE_NO_CFI ||
+			       (e->state == TABLE_FULL && (largest_free(ts) < e->need ||
+							   share_room(ts, who) < cost_of(ts, e->need))));
+}
+
+int table_store__get(struct table_store *ts, const struct table_owner *who, const __u8 *bid,
+		     __u8 bid_size, int fd, const char *name, __u64 start, __u64 pgoff,
+		     __u32 *id, __u64 *bias)
 {
 	struct table *e;
 	int err;
@@ -411,14 +605,12 @@ int table_store__get(struct table_store *ts, const __u8 *bid, __u8 bid_size, int
 	if (e->state == TABLE_NO_CFI)
 		return -ENOENT;
 	if (e->state == TABLE_FULL) {
-		if (largest_free(ts) < e->need) {
-			ts->st.full_files++;
-			return -ENOSPC;
-		}
+		if (known(ts, e, who))
+			return refuse(ts, e, who, name, e->need);
 		e->state = TABLE_NONE;
 	}
 	if (e->state == TABLE_NONE) {
-		err = load(ts, e, fd, name);
+		err = load(ts, e, who, fd, name, 0);
 		if (err)
 			return err;
 	}
@@ -433,15 +625,62 @@ int table_store__get(struct table_store *ts, const __u8 *bid, __u8 bid_size, int
 	return 0;
 }
 
-bool table_store__ready(struct table_store *ts, const __u8 *bid, __u8 bid_size)
+bool table_store__ready(struct table_store *ts, const struct table_owner *who,
+			const __u8 *bid, __u8 bid_size)
 {
-	struct table *e;
-
 	if (!bid_size || bid_size > 20)
 		return true;
-	e = slot_of(ts->t, ts->cap, bid, bid_size);
-	return e->bid_size && (e->state == TABLE_LOADED || e->state == TABLE_NO_CFI ||
-			       (e->state == TABLE_FULL && largest_free(ts) < e->need));
+	return known(ts, slot_of(ts->t, ts->cap, bid, bid_size), who);
+}
+
+int table_store__build(struct table_store *ts, const struct table_owner *who, const __u8 *bid,
+		       __u8 bid_size, int fd, const char *name, __u64 deadline_ns)
+{
+	struct table *e;
+	int err;
+
+	if (!bid_size || bid_size > 20)
+		return 0;
+	e = table_of(ts, bid, bid_size);
+	if (!e)
+		return -ENOMEM;
+	if (known(ts, e, who))
+		return 0;
+	e->state = TABLE_NONE;
+	err = load(ts, e, who, fd, name, deadline_ns);
+	if (err == -EAGAIN || err == -EBUSY || err == -ENOMEM)
+		return err;
+	/* loaded (and kept for the get that follows: a table without
+	 * references is dropped at the first put), or known to fail */
+	return 0;
+}
+
+bool table_store__building(struct table_store *ts, const __u8 *bid, __u8 bid_size)
+{
+	return building_of(ts, bid, bid_size) != NULL;
+}
+
+bool table_store__can_start(struct table_store *ts)
+{
+	return building_free(ts) != NULL;
+}
+
+bool table_store__kept(const struct table_store *ts, int i, const __u8 **bid, __u8 *bid_size)
+{
+	if (i < 0 || i >= TABLE_STORE_BUILDS || !ts->building[i].b)
+		return false;
+	*bid = ts->building[i].bid;
+	*bid_size = ts->building[i].bid_size;
+	return true;
+}
+
+void table_store__drop_kept(struct table_store *ts, int i)
+{
+	if (i < 0 || i >= TABLE_STORE_BUILDS || !ts->building[i].b)
+		return;
+	cfi_build__free(ts->building[i].b);
+	ts->building[i].b = NULL;
+	ts->st.dropped_builds++;
 }
 
 void table_store__ref(struct table_store *ts, __u32 id)
@@ -465,6 +704,8 @@ void table_store__put(struct table_store *ts, __u32 id)
 	/* the descriptor first: no walk reaches the slots once they are reused */
 	ts->tg.set_table(ts->tg.ctx, id, &none);
 	slots_free(ts, e->first, e->nr_slots);
+	charge(&ts->by_proc, e->owner_proc, -(__s64)e->charge);
+	charge(&ts->by_uid, e->owner_uid, -(__s64)e->charge);
 	ts->st.bytes -= (__u64)e->nr_slots * 8;
 	ts->st.loaded--;
 	ts->st.dropped++;
