@@ -620,7 +620,8 @@ void unwinder__fork(struct unwinder *u, __u32 ppid, __u32 pid)
 	proc_release(u, c);			/* a pid reused: what it had goes */
 	if (pp->n && ARRAY_GROW(c->m, c->cap, pp->n))
 		return;
-	memcpy(c->m, pp->m, pp->n * sizeof(*c->m));
+	if (pp->n)		/* no array yet: no memcpy(NULL, NULL, 0) */
+		memcpy(c->m, pp->m, pp->n * sizeof(*c->m));
 	c->n = pp->n;
 	for (size_t i = 0; i < c->n; i++)
 		table_store__ref(u->ts, c->m[i].table);
