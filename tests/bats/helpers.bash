@@ -258,3 +258,33 @@ same_exec_precord() {
 	cat a.log b.log >&2
 	return "$rc"
 }
+
+# ---- Python and the fleet store (python_fleet.bats; python.bats and
+# fleet.bats have their own copies of these, to be switched over) --------
+
+# debian_python PY: PY is Debian's interpreter, CPython 3.11 exporting
+# _PyRuntime (the version is the binary's own, not its name's)
+debian_python() {
+	"$1" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' &&
+		readelf --dyn-syms -W "$(readlink -f "$1")" | grep -q ' _PyRuntime$'
+}
+
+# fleet_cluster_start N: N clickhouse-server processes under $T/ch
+# (tests/tools/clickhouse-cluster: loopback only, free ports), the shards
+# of the cluster "precord" with the schema on each; their URLs in the
+# array FLEET_URLS.  fleet_cluster_stop (in teardown) stops them.
+fleet_cluster_start() {
+	need "clickhouse-server (Debian's clickhouse-server)" \
+		bash -c 'command -v clickhouse-server || test -x /usr/sbin/clickhouse-server'
+	need "curl" command -v curl
+	"$ROOT/tests/tools/clickhouse-cluster" start "$T/ch" "$1" > "$T/servers"
+	mapfile -t FLEET_URLS < <(awk '{ print $1 }' "$T/servers")
+	[ "${#FLEET_URLS[@]}" -eq "$1" ]
+	for u in "${FLEET_URLS[@]}"; do
+		"$PRECORD" fleet-schema "$u" --cluster precord
+	done
+}
+
+fleet_cluster_stop() {
+	[ -z "${T:-}" ] || [ ! -d "$T/ch" ] || "$ROOT/tests/tools/clickhouse-cluster" stop "$T/ch"
+}
