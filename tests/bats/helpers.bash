@@ -258,3 +258,22 @@ same_exec_precord() {
 	cat a.log b.log >&2
 	return "$rc"
 }
+
+# fleet_cluster: needs clickhouse-server and curl, starts two
+# clickhouse-server processes (tests/tools/clickhouse-cluster: loopback
+# only, free ports, data under $T/ch) as the two shards of the cluster
+# "precord", sets U1 and U2 to their URLs and creates precord's tables on
+# both; stop them with `"$ROOT/tests/tools/clickhouse-cluster" stop "$T/ch"`.
+fleet_cluster() {
+	local u
+	need "clickhouse-server (Debian's clickhouse-server)" \
+		bash -c 'command -v clickhouse-server || test -x /usr/sbin/clickhouse-server'
+	need "curl" command -v curl
+	"$ROOT/tests/tools/clickhouse-cluster" start "$T/ch" 2 > "$T/servers"
+	U1=$(awk 'NR == 1 { print $1 }' "$T/servers")
+	U2=$(awk 'NR == 2 { print $1 }' "$T/servers")
+	[ -n "$U1" ] && [ -n "$U2" ]
+	for u in "$U1" "$U2"; do
+		"$PRECORD" fleet-schema "$u" --cluster precord
+	done
+}
