@@ -13,16 +13,7 @@ OUT_DIR=${FLEET_TEST_OUT:-$ROOT/build/test-output/fleet}
 setup() {
 	common_setup
 	require_recording
-	need "clickhouse-server (Debian's clickhouse-server)" \
-		bash -c 'command -v clickhouse-server || test -x /usr/sbin/clickhouse-server'
-	need "curl" command -v curl
-	"$CLUSTER" start "$T/ch" 2 > "$T/servers"
-	U1=$(awk 'NR == 1 { print $1 }' "$T/servers")
-	U2=$(awk 'NR == 2 { print $1 }' "$T/servers")
-	[ -n "$U1" ] && [ -n "$U2" ]
-	for u in "$U1" "$U2"; do
-		"$PRECORD" fleet-schema "$u" --cluster precord
-	done
+	fleet_cluster
 }
 
 teardown() {

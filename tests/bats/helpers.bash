@@ -259,8 +259,8 @@ same_exec_precord() {
 	return "$rc"
 }
 
-# ---- Python and the fleet store (python_fleet.bats; python.bats and
-# fleet.bats have their own copies of these, to be switched over) --------
+# ---- Python and the fleet store (python_fleet.bats, fleet.bats,
+# offcpu_fleet.bats; python.bats has its own debian_python) --------
 
 # debian_python PY: PY is Debian's interpreter, CPython 3.11 exporting
 # _PyRuntime (the version is the binary's own, not its name's)
@@ -287,4 +287,12 @@ fleet_cluster_start() {
 
 fleet_cluster_stop() {
 	[ -z "${T:-}" ] || [ ! -d "$T/ch" ] || "$ROOT/tests/tools/clickhouse-cluster" stop "$T/ch"
+}
+
+# fleet_cluster: fleet_cluster_start 2, the two URLs in U1 and U2 (stop
+# them with fleet_cluster_stop)
+fleet_cluster() {
+	fleet_cluster_start 2
+	U1=${FLEET_URLS[0]}
+	U2=${FLEET_URLS[1]}
 }

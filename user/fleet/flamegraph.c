@@ -27,6 +27,7 @@ struct flame {
 	int max_depth;
 	struct keymap index;		/* parent pointer + name -> node */
 	struct pbuf key;		/* scratch */
+	const char *unit;		/* of the values: "samples" unless set */
 };
 
 #define FG_WIDTH	1200.0
@@ -43,8 +44,13 @@ struct flame *flame__new(void)
 	struct flame *f = calloc(1, sizeof(*f));
 
 	if (f)
-		f->root.name = NULL;
+		f->unit = "samples";
 	return f;
+}
+
+void flame__set_unit(struct flame *f, const char *unit)
+{
+	f->unit = unit;
 }
 
 static void free_node(struct fnode *n)
@@ -130,7 +136,7 @@ static int compare_names(const void *a, const void *b)
 }
 
 static int write_node(const struct fnode *n, FILE *out, uint64_t x, int depth, int height,
-		      double scale, uint64_t total)
+		      double scale, uint64_t total, const char *unit)
 {
 	struct fnode **kids = NULL;
 	size_t nr = 0, i;
@@ -147,8 +153,8 @@ static int write_node(const struct fnode *n, FILE *out, uint64_t x, int depth, i
 	fprintf(out, "<g class=\"f\" data-x=\"%llu\" data-w=\"%llu\" data-d=\"%d\"><title>",
 		(unsigned long long)x, (unsigned long long)n->value, depth);
 	xml_fputs(out, name);
-	fprintf(out, " (%llu samples, %.2f%%)</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"rgb(%d,%d,%d)\" rx=\"2\"/><text x=\"%.2f\" y=\"%d\">",
-		(unsigned long long)n->value, total ? 100.0 * (double)n->value / (double)total : 0.0,
+	fprintf(out, " (%llu %s, %.2f%%)</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"rgb(%d,%d,%d)\" rx=\"2\"/><text x=\"%.2f\" y=\"%d\">",
+		(unsigned long long)n->value, unit, total ? 100.0 * (double)n->value / (double)total : 0.0,
 		FG_PAD_SIDE + (double)x * scale, height - FG_PAD_BOTTOM - (depth + 1) * FG_FRAME_H,
 		w, FG_FRAME_H - 1, r, g, b, FG_PAD_SIDE + (double)x * scale + 3,
 		height - FG_PAD_BOTTOM - depth * FG_FRAME_H - 4);
@@ -168,7 +174,7 @@ static int write_node(const struct fnode *n, FILE *out, uint64_t x, int depth, i
 		qsort(kids, nr, sizeof(*kids), compare_names);
 	}
 	for (i = 0; i < nr; i++) {
-		int err = write_node(kids[i], out, cx, depth + 1, height, scale, total);
+		int err = write_node(kids[i], out, cx, depth + 1, height, scale, total, unit);
 
 		if (err) {
 			free(kids);
@@ -186,7 +192,7 @@ static const char script[] =
 "var W=%.1f,P=%.1f,T=%llu,frames=[],zoomed=null,searchRe=null;\n"
 "function init(){var g=document.querySelectorAll('g.f');for(var i=0;i<g.length;i++){var e=g[i];"
 "frames.push({e:e,x:+e.getAttribute('data-x'),w:+e.getAttribute('data-w'),d:+e.getAttribute('data-d'),"
-"r:e.querySelector('rect'),t:e.querySelector('text'),n:e.querySelector('title').textContent.replace(/ \\([0-9]+ samples, [0-9.]+%%\\)$/,'')});"
+"r:e.querySelector('rect'),t:e.querySelector('text'),n:e.querySelector('title').textContent.replace(/ \\([0-9]+ [a-z]+, [0-9.]+%%\\)$/,'')});"
 "e.addEventListener('click',onclick);}"
 "document.getElementById('reset').addEventListener('click',function(){zoom(null)});"
 "document.getElementById('search').addEventListener('click',function(){search(prompt('Search (a regular expression)',''))});"
@@ -230,7 +236,7 @@ int flame__write_svg(const struct flame *f, FILE *out, const char *title)
 		"<text id=\"search\" x=\"%.1f\" y=\"24\" text-anchor=\"end\">Search</text>\n"
 		"<text id=\"matched\" x=\"%.1f\" y=\"%d\" text-anchor=\"end\"></text>\n",
 		FG_PAD_SIDE, FG_WIDTH - FG_PAD_SIDE, FG_WIDTH - FG_PAD_SIDE, height - 6);
-	err = write_node(&f->root, out, 0, 0, height, scale, f->root.value);
+	err = write_node(&f->root, out, 0, 0, height, scale, f->root.value, f->unit);
 	if (err)
 		return err;
 	fputs("<script type=\"text/ecmascript\"><![CDATA[\n", out);

@@ -17,6 +17,9 @@
 struct flame;
 
 struct flame *flame__new(void);
+/* What the values count, shown on hover: a static string, "samples"
+ * unless set ("ns" for off-CPU time). */
+void flame__set_unit(struct flame *f, const char *unit);
 void flame__free(struct flame *f);
 /* One stack, root first, counted value times.  0 or -ENOMEM. */
 int flame__add(struct flame *f, const char *const *frames, int nr, uint64_t value);

@@ -39,6 +39,7 @@
 struct row {
 	uint32_t window, pid, comm, cgroup, bid;	/* strings as strset indices */
 	uint32_t stack;					/* index in stacks */
+	uint32_t offcpu;				/* the event: 0 cpu, 1 offcpu */
 	uint64_t count, weight;
 };
 
@@ -116,7 +117,7 @@ static int slots_grow(struct slots *s, size_t used, uint64_t (*hash_of)(void *, 
 
 static uint64_t row_hash(const struct fleet_push *p, const struct row *r)
 {
-	uint32_t k[6] = { r->window, r->pid, r->comm, r->cgroup, r->bid, r->stack };
+	uint32_t k[7] = { r->window, r->pid, r->comm, r->cgroup, r->bid, r->stack, r->offcpu };
 
 	return fleet_hash64(k, sizeof(k), p->seed);
 }
@@ -245,6 +246,7 @@ static int on_sample(void *ctx, const struct fleet_sample *s)
 	r.comm = (uint32_t)intern(p, s->comm);
 	r.cgroup = (uint32_t)intern(p, s->cgroup);
 	r.bid = (uint32_t)intern(p, s->nr ? s->frames[0].build_id : "");
+	r.offcpu = s->offcpu;
 	if (p->oom)
 		return -ENOMEM;
 	if (slots_grow(&p->row_slots, p->nr_rows, row_hash_at, p))
@@ -255,7 +257,8 @@ static int on_sample(void *ctx, const struct fleet_sample *s)
 		struct row *o = &p->rows[p->row_slots.v[pos] - 1];
 
 		if (o->stack == r.stack && o->window == r.window && o->pid == r.pid &&
-		    o->comm == r.comm && o->cgroup == r.cgroup && o->bid == r.bid) {
+		    o->comm == r.comm && o->cgroup == r.cgroup && o->bid == r.bid &&
+		    o->offcpu == r.offcpu) {
 			o->count += s->count;
 			o->weight += s->weight;
 			return 0;
@@ -382,8 +385,9 @@ static void rows_tsv(struct fleet_push *p, struct pbuf *b, size_t from, size_t t
 		snprintf(num, sizeof(num), "\t%u\t", r->pid);
 		pbuf_put(b, num, strlen(num));
 		ch_tsv_escape(b, strset_str(&p->strs, r->bid));
-		snprintf(num, sizeof(num), "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n",
-			 p->stacks[r->stack].key, r->count, r->weight, file_id, push_id);
+		snprintf(num, sizeof(num), "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%s\n",
+			 p->stacks[r->stack].key, r->count, r->weight, file_id, push_id,
+			 r->offcpu ? "offcpu" : "cpu");
 		pbuf_put(b, num, strlen(num));
 	}
 }
@@ -541,7 +545,7 @@ static int insert_rows(struct fleet_push *p, const char *host, uint64_t file_id,
 	char *sql = NULL;
 	int err = 0;
 
-	if (asprintf(&sql, "INSERT INTO %s (window, host, cgroup, comm, pid, leaf_build_id, stack_hash, count, weight, file_id, push_id) FORMAT TabSeparated",
+	if (asprintf(&sql, "INSERT INTO %s (window, host, cgroup, comm, pid, leaf_build_id, stack_hash, count, weight, file_id, push_id, event) FORMAT TabSeparated",
 		     p->store.samples) < 0)
 		return -ENOMEM;
 	for (size_t from = 0; !err && from < p->nr_rows; from += PUSH_BATCH_ROWS) {
@@ -675,6 +679,7 @@ int fleet_push__file(struct fleet_push *p, const char *path, struct fleet_push_r
 			    strerror(-err));
 	host = p->host ? p->host : info.hostname[0] ? info.hostname : p->local_host;
 	r->samples = info.samples;
+	r->offcpu_samples = info.offcpu_samples;
 	/* from here on, nothing was counted until the commit below */
 	if (!p->host) {
 		err = already_stored(p, host, file_id, &stored);
@@ -690,7 +695,9 @@ int fleet_push__file(struct fleet_push *p, const char *path, struct fleet_push_r
 			sp.first = p->rows[i].window;
 		if (p->rows[i].window > sp.last)
 			sp.last = p->rows[i].window;
-		sp.weight += p->rows[i].weight;
+		/* the file's weight: of its CPU samples, as its samples */
+		if (!p->rows[i].offcpu)
+			sp.weight += p->rows[i].weight;
 	}
 	if (!p->nr_rows)
 		sp.first = sp.last = (uint64_t)time(NULL);
@@ -789,8 +796,11 @@ int fleet_push_main(int argc, char **argv)
 		} else if (!quiet && rc == 1) {
 			printf("%s: already in the store\n", argv[i]);
 		} else if (!quiet) {
-			printf("%s: %" PRIu64 " samples as %" PRIu64 " rows, %" PRIu64 " new stacks, %.1f ms\n",
-			       argv[i], r.samples, r.rows, r.stacks, r.ms);
+			printf("%s: %" PRIu64 " samples", argv[i], r.samples);
+			if (r.offcpu_samples)
+				printf(" and %" PRIu64 " off-CPU samples", r.offcpu_samples);
+			printf(" as %" PRIu64 " rows, %" PRIu64 " new stacks, %.1f ms\n",
+			       r.rows, r.stacks, r.ms);
 		if (verbose && rc == 0)
 			printf("%s: read and symbolized in %.1f ms; %" PRIu64 " bytes sent in %.1f ms (%d INSERT of the rows)\n",
 			       argv[i], r.read_ms, r.bytes, r.store_ms, r.attempts);

@@ -29,18 +29,24 @@ struct qargs {
 	double since;		/* seconds back, 0 = all */
 	int top;
 	bool children, totals, folded;
+	bool offcpu;		/* --event offcpu: off-CPU time (docs/offcpu.md) */
 };
 
 
 static void query_usage(FILE *f)
 {
 	fputs("usage: precord query URL [--host H] [--since DURATION] [--comm NAME] [--cgroup PATH]\n"
+	      "                 [--event cpu|offcpu]\n"
 	      "                 [--top N [--children] | --totals | --folded | --flamegraph OUT.svg]\n"
 	      "Report the samples in the store at URL (default --top 20).\n"
 	      "  --host H          only host H (the name given to push/--push)\n"
 	      "  --since DURATION  only the last DURATION (90s, 30m, 6h, 7d)\n"
 	      "  --comm NAME       only processes named NAME\n"
 	      "  --cgroup PATH     only this cgroup path\n"
+	      "  --event E         cpu (default): the CPU samples; offcpu: the time\n"
+	      "                    threads waited (--off-cpu files): shares, --folded\n"
+	      "                    values and flame graph widths in ns waited,\n"
+	      "                    --totals with the seconds waited after LAST\n"
 	      "  --top N           the N functions with the largest share: PCT%  SYMBOL  DSO\n"
 	      "  --children        shares of samples with the function anywhere on the stack\n"
 	      "  --totals          one line per host: HOST SAMPLES FIRST LAST (UTC)\n"
@@ -76,7 +82,7 @@ static int parse_duration(const char *s, double *out)
 static int parse_args(int argc, char **argv, struct qargs *a)
 {
 	enum { O_HOST = 1000, O_SINCE, O_COMM, O_CGROUP, O_TOP, O_CHILDREN, O_TOTALS,
-	       O_FOLDED, O_FLAME };
+	       O_FOLDED, O_FLAME, O_EVENT };
 	static const struct option lo[] = {
 		{ "host", required_argument, NULL, O_HOST },
 		{ "since", required_argument, NULL, O_SINCE },
@@ -87,6 +93,7 @@ static int parse_args(int argc, char **argv, struct qargs *a)
 		{ "totals", no_argument, NULL, O_TOTALS },
 		{ "folded", no_argument, NULL, O_FOLDED },
 		{ "flamegraph", required_argument, NULL, O_FLAME },
+		{ "event", required_argument, NULL, O_EVENT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -120,6 +127,13 @@ static int parse_args(int argc, char **argv, struct qargs *a)
 		case O_TOTALS: a->totals = true; modes |= 2; break;
 		case O_FOLDED: a->folded = true; modes |= 4; break;
 		case O_FLAME: a->svg = optarg; modes |= 8; break;
+		case O_EVENT:
+			if (strcmp(optarg, "cpu") && strcmp(optarg, "offcpu")) {
+				pr_err("query: bad --event '%s': give cpu or offcpu", optarg);
+				return 2;
+			}
+			a->offcpu = !strcmp(optarg, "offcpu");
+			break;
 		case 'h':
 			query_usage(stdout);
 			return 1;
@@ -151,6 +165,11 @@ static int where_clause(const struct qargs *a, const struct fleet_store *s, time
 	snprintf(tmp, sizeof(tmp), "window >= toDateTime(%lld) AND date >= toDate(toDateTime(%lld))",
 		 (long long)since, (long long)since);
 	pbuf_put(w, tmp, strlen(tmp));
+	/* rows pushed before the column read as 'cpu' (its default) */
+	if (a->offcpu)
+		pbuf_put(w, " AND event = 'offcpu'", 21);
+	else
+		pbuf_put(w, " AND event = 'cpu'", 18);
 	if (a->host) {
 		pbuf_put(w, " AND host = ", 12);
 		ch_quote(w, a->host);
@@ -198,28 +217,32 @@ static void fmt_time(uint64_t t, char *buf, size_t n)
 	strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-static int query_totals(struct fleet_store *s, const char *where)
+static int query_totals(struct fleet_store *s, const char *where, bool offcpu)
 {
 	struct pbuf out = { 0 };
 	char *sql = NULL, *line, *save = NULL;
 	int err;
 
-	if (asprintf(&sql, "SELECT host, sum(count), toUInt32(min(window)), toUInt32(max(window)) FROM %s WHERE %s GROUP BY host ORDER BY host FORMAT TabSeparated",
+	if (asprintf(&sql, "SELECT host, sum(count), toUInt32(min(window)), toUInt32(max(window)), sum(weight) FROM %s WHERE %s GROUP BY host ORDER BY host FORMAT TabSeparated",
 		     s->samples, where) < 0)
 		return -ENOMEM;
 	err = run_sql(s, sql, &out);
 	free(sql);
 	for (line = err ? NULL : strtok_r((char *)out.data, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
-		char *f[4], a[32], b[32];
+		char *f[5], a[32], b[32];
 
-		if (tsv_split(line, f, 4) != 4)
+		if (tsv_split(line, f, 5) != 5)
 			continue;
 		tsv_unescape(f[0]);
 		fmt_time(strtoull(f[2], NULL, 10), a, sizeof(a));
 		fmt_time(strtoull(f[3], NULL, 10), b, sizeof(b));
 		printable_fputs(stdout, f[0], " ");	/* the host: one field */
-		printf(" %s %s %s\n", f[1], a, b);
+		printf(" %s %s %s", f[1], a, b);
+		/* off-CPU: the seconds waited after the samples */
+		if (offcpu)
+			printf(" %.3fs", (double)strtoull(f[4], NULL, 10) / 1e9);
+		fputc('\n', stdout);
 	}
 	pbuf_free(&out);
 	return err;
@@ -324,7 +347,10 @@ static int report_flamegraph(const struct qargs *a, struct fleet_qstack *st, siz
 	if (!f)
 		return -ENOMEM;
 	err = fleet_output__flame(f, st, n);
-	snprintf(title, sizeof(title), "precord: %s%s%s%s%s", a->host ? "host " : "all hosts",
+	/* the graph of off-CPU time says so: it is not read as CPU */
+	if (a->offcpu)
+		flame__set_unit(f, "ns");
+	snprintf(title, sizeof(title), "precord: %s%s%s%s%s%s", a->offcpu ? "off-CPU time (ns waited), " : "", a->host ? "host " : "all hosts",
 		 a->host ? a->host : "", a->comm ? ", comm " : "", a->comm ? a->comm : "",
 		 a->since ? ", recent" : "");
 	out = err ? NULL : open_svg(a->svg, tmp, sizeof(tmp));
@@ -368,13 +394,17 @@ int fleet_query_main(int argc, char **argv)
 		goto out;
 	}
 	if (a.totals) {
-		err = query_totals(&s, (char *)where.data);
+		err = query_totals(&s, (char *)where.data, a.offcpu);
 		goto out;
 	}
 	err = load_stacks(&s, (char *)where.data, (char *)where_all.data,
 			  a.since ? now - (time_t)a.since : 0, &st, &n);
 	if (err)
 		goto out;
+	/* off-CPU: a stack's value is its time (ns), not its samples (a
+	 * sample of summed waits stands for many waits) */
+	for (size_t i = 0; a.offcpu && i < n; i++)
+		st[i].count = st[i].weight;
 	if (a.folded)
 		err = fleet_output__folded(stdout, st, n);
 	else if (a.svg)

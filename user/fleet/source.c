@@ -123,7 +123,7 @@ struct read_ctx {
 	fleet_sample_cb cb;
 	void *ctx;
 	__s64 off;
-	__u64 samples;
+	__u64 samples, offcpu_samples;
 };
 
 static int on_profile_sample(void *arg, const struct profile_sample *ps)
@@ -152,18 +152,22 @@ static int on_profile_sample(void *arg, const struct profile_sample *ps)
 		 * an --aggregate file's records weigh more through PERIOD */
 		.count = 1,
 		.weight = ps->period,
+		.offcpu = ps->offcpu,
 		.nr = (int)ps->nr_frames,
 		.frames = src->frames,
 	};
-	rc->samples++;
+	if (ps->offcpu)
+		rc->offcpu_samples++;
+	else
+		rc->samples++;
 	return rc->cb(rc->ctx, &s);
 }
 
 int fleet_source__read(struct fleet_source *src, const char *path, fleet_sample_cb cb,
 		       void *ctx, struct fleet_file_info *info)
 {
-	struct read_ctx rc = { src, cb, ctx, 0, 0 };
-	struct profile_opts o = { .cache = src->cache };
+	struct read_ctx rc = { src, cb, ctx, 0, 0, 0 };
+	struct profile_opts o = { .cache = src->cache, .with_offcpu = true };
 	struct profile_info pi;
 	int err;
 
@@ -177,6 +181,7 @@ int fleet_source__read(struct fleet_source *src, const char *path, fleet_sample_
 	if (!err) {
 		snprintf(info->hostname, sizeof(info->hostname), "%s", pi.host ? pi.host : "");
 		info->samples = rc.samples;
+		info->offcpu_samples = rc.offcpu_samples;
 		info->bad = pi.bad;
 	}
 	profile_info_free(&pi);

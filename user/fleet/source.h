@@ -8,6 +8,7 @@
 #ifndef PRECORD_FLEET_SOURCE_H
 #define PRECORD_FLEET_SOURCE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct fleet_frame {
@@ -22,7 +23,8 @@ struct fleet_sample {
 	const char *comm;
 	const char *cgroup;	/* "" without cgroup data */
 	uint64_t count;		/* samples it stands for (aggregated files: more than 1) */
-	uint64_t weight;	/* period */
+	uint64_t weight;	/* period (offcpu: ns waited) */
+	bool offcpu;		/* of perf's offcpu-time event (--off-cpu) */
 	int nr;
 	const struct fleet_frame *frames;	/* leaf first */
 };
@@ -30,7 +32,8 @@ struct fleet_sample {
 /* The file as a whole. */
 struct fleet_file_info {
 	char hostname[256];	/* HOSTNAME feature, "" when absent */
-	uint64_t samples;	/* samples read (sum of counts) */
+	uint64_t samples;	/* CPU samples read (sum of counts) */
+	uint64_t offcpu_samples;	/* offcpu-time samples read */
 	uint64_t bad;		/* records reported and skipped */
 };
 

@@ -78,6 +78,40 @@ static int run(struct ch_conn *c, const char *sql, struct pbuf *out)
 	return err;
 }
 
+/* The SQL that tells whether table has the event column: 1 or 0. */
+static char *event_column_sql(const char *table)
+{
+	char *sql = NULL;
+
+	if (asprintf(&sql, "SELECT count() FROM system.columns WHERE database = currentDatabase() AND table = '%s' AND name = 'event'",
+		     table) < 0)
+		return NULL;
+	return sql;
+}
+
+/*
+ * The samples' event (docs/offcpu.md, "Fleet"): 'cpu' or 'offcpu', added
+ * to a table made before it, whose rows then read as 'cpu'.  ClickHouse
+ * 18.16 has no ADD COLUMN IF NOT EXISTS: system.columns is asked first.
+ */
+static int add_event_column(struct ch_conn *c, const char *table, struct pbuf *out)
+{
+	char *sql = event_column_sql(table);
+	int err;
+
+	if (!sql)
+		return -ENOMEM;
+	err = run(c, sql, out);
+	free(sql);
+	if (err || atoi((char *)out->data) > 0)
+		return err;
+	if (asprintf(&sql, "ALTER TABLE %s ADD COLUMN event String DEFAULT 'cpu'", table) < 0)
+		return -ENOMEM;
+	err = run(c, sql, out);
+	free(sql);
+	return err;
+}
+
 int fleet_store__create(struct ch_conn *c, const char *cluster)
 {
 	struct pbuf out = { 0 }, q = { 0 };
@@ -116,6 +150,8 @@ int fleet_store__create(struct ch_conn *c, const char *cluster)
 		else
 			err = run(c, sql, &out);
 	}
+	if (!err)
+		err = add_event_column(c, "precord_samples_local", &out);
 	for (size_t i = 0; cluster && !err && i < sizeof(dist_tables) / sizeof(dist_tables[0]); i++) {
 		free(sql);
 		sql = NULL;
@@ -126,6 +162,10 @@ int fleet_store__create(struct ch_conn *c, const char *cluster)
 		else
 			err = run(c, sql, &out);
 	}
+	/* a Distributed table made before the column: made AS the local
+	 * table, a new one already has it */
+	if (cluster && !err)
+		err = add_event_column(c, "precord_samples", &out);
 out:
 	if (err == -ENOMEM)
 		pr_err("fleet-schema: out of memory");
@@ -138,6 +178,7 @@ out:
 int fleet_store__open(struct fleet_store *s, const char *url, int attempts, char *why, size_t n)
 {
 	struct pbuf out = { 0 };
+	char *sql;
 	int err;
 
 	memset(s, 0, sizeof(*s));
@@ -179,6 +220,19 @@ int fleet_store__open(struct fleet_store *s, const char *url, int attempts, char
 	s->samples = s->distributed ? "precord_samples" : "precord_samples_local";
 	s->stacks = s->distributed ? "precord_stacks2" : "precord_stacks2_local";
 	s->files = s->distributed ? "precord_files" : "precord_files_local";
+	sql = event_column_sql(s->samples);
+	err = sql ? ch_conn__exec(s->conn, sql, NULL, 0, &out) : -ENOMEM;
+	free(sql);
+	if (err) {
+		snprintf(why, n, "%s", err == -ENOMEM ? "out of memory" : ch_conn__error(s->conn));
+		goto fail;
+	}
+	if (atoi((char *)out.data) == 0) {
+		snprintf(why, n, "%s has the tables of an older precord: run `precord fleet-schema %s [--cluster NAME]` again on every server (it adds the samples' event column, for off-CPU time; docs/fleet.md)",
+			 ch_conn__url(s->conn), ch_conn__url(s->conn));
+		err = -ENOENT;
+		goto fail;
+	}
 	pbuf_free(&out);
 	return 0;
 fail:
