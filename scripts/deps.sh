@@ -7,11 +7,12 @@ set -eu
 pkgs="make gcc clang llvm pkg-config libbpf-dev libelf-dev zlib1g-dev bpftool
       bats linux-perf binutils procps util-linux python3
       libdw-dev libcurl4-openssl-dev libprotobuf-c-dev protobuf-c-compiler
-      golang-github-google-pprof-dev"
+      golang-github-google-pprof-dev libdebuginfod-dev"
 # Used by the JIT, tracing and benchmark tests (hotspot: its perfparser is
 # a second reader that tests/tools/perf-check consults).
 extra="nodejs mono-runtime mono-mcs mono-utils libmono-profiler llvm hyperfine bpftrace hotspot
-       g++ clickhouse-server clickhouse-client golang-go chromium libxml2-utils curl"
+       g++ clickhouse-server clickhouse-client golang-go chromium libxml2-utils curl
+       debuginfod"
 
 want="$pkgs"
 [ "${PRECORD_DEPS_MINIMAL:-0}" = 1 ] || want="$want $extra"
