@@ -88,6 +88,32 @@ top_share() {
 	echo "$output" | grep -Eq "^$H1 $na [0-9T:Z-]+ [0-9T:Z-]+$"
 	echo "$output" | grep -Eq "^$H2 $((nb + nc)) [0-9T:Z-]+ [0-9T:Z-]+$"
 
+	# --since/--until: UTC times and durations; [since, until) of windows
+	first=$(echo "$output" | awk -v h="$H1" '$1 == h { print $3 }')
+	last=$(echo "$output" | awk -v h="$H1" '$1 == h { print $4 }')
+	after=$(date -u -d "${last%Z} UTC + 1 minute" +%Y-%m-%dT%H:%M:%S)
+	line1=$(echo "$output" | grep "^$H1 ")
+	[ "$("$PRECORD" query "$U1" --totals --host "$H1" --since "$first" --until "$after")" = "$line1" ]
+	[ "$("$PRECORD" query "$U1" --totals --host "$H1" --since 1h)" = "$line1" ]
+	[ -z "$("$PRECORD" query "$U1" --totals --host "$H1" --until "$first")" ]
+	[ -z "$("$PRECORD" query "$U1" --totals --until 2000-01-01)" ]
+	[ -z "$("$PRECORD" query "$U1" --totals --since "$after")" ]
+	run "$PRECORD" query "$U1" --totals --since 2026-13-01
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"bad --since '2026-13-01'"* ]]
+	run "$PRECORD" query "$U1" --totals --since 1h --until 2h
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--since is not before --until"* ]]
+	# --build-id: stacks whose leaf is in that DSO (the workload's)
+	bid=$(perf buildid-list -i a.data 2>/dev/null | awk '$2 ~ /workload$/ { print $1 }')
+	[ -n "$bid" ]
+	n_wl=$("$PRECORD" query "$U1" --totals --host "$H1" --build-id "$bid" | awk '{ print $2 }')
+	echo "leaf in the workload: $n_wl of $na"
+	[ "$n_wl" -gt $((na / 2)) ] && [ "$n_wl" -le "$na" ]
+	"$PRECORD" query "$U1" --host "$H1" --build-id "$bid" --top 1 | grep -Eq '^ *[0-9.]+%  hot_a  workload$'
+	run "$PRECORD" query "$U1" --totals --build-id "ABC'"
+	[ "$status" -eq 2 ]
+
 	# per host, the store's shares are perf report's of that host's files
 	fail=0
 	for s in hot_a hot_b hot_c; do

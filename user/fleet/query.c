@@ -18,6 +18,7 @@
 #include "fleet/flamegraph.h"
 #include "fleet/hash.h"
 #include "fleet/output.h"
+#include "fleet/selection.h"
 #include "fleet/store.h"
 #include "fleet/tsv.h"
 #include "util/io.h"
@@ -25,24 +26,27 @@
 #include "util/printable.h"
 
 struct qargs {
-	const char *url, *host, *comm, *cgroup, *svg;
-	double since;		/* seconds back, 0 = all */
+	const char *url, *svg;
+	struct fleet_sel sel;	/* the filters (selection.h) */
 	int top;
 	bool children, totals, folded;
-	bool offcpu;		/* --event offcpu: off-CPU time (docs/offcpu.md) */
 };
 
 
 static void query_usage(FILE *f)
 {
-	fputs("usage: precord query URL [--host H] [--since DURATION] [--comm NAME] [--cgroup PATH]\n"
-	      "                 [--event cpu|offcpu]\n"
+	fputs("usage: precord query URL [--host H] [--since TIME] [--until TIME] [--comm NAME]\n"
+	      "                 [--cgroup PATH] [--build-id HEX] [--event cpu|offcpu]\n"
 	      "                 [--top N [--children] | --totals | --folded | --flamegraph OUT.svg]\n"
 	      "Report the samples in the store at URL (default --top 20).\n"
 	      "  --host H          only host H (the name given to push/--push)\n"
-	      "  --since DURATION  only the last DURATION (90s, 30m, 6h, 7d)\n"
+	      "  --since TIME      only samples from TIME on: a duration back from now\n"
+	      "                    (90s, 30m, 6h, 7d, 2w) or a UTC time (2026-11-27,\n"
+	      "                    2026-11-27T10:00, 2026-11-27T10:00:05Z)\n"
+	      "  --until TIME      only samples before TIME (same forms)\n"
 	      "  --comm NAME       only processes named NAME\n"
 	      "  --cgroup PATH     only this cgroup path\n"
+	      "  --build-id HEX    only stacks whose leaf frame is in the DSO of this build-id\n"
 	      "  --event E         cpu (default): the CPU samples; offcpu: the time\n"
 	      "                    threads waited (--off-cpu files): shares, --folded\n"
 	      "                    values and flame graph widths in ns waited,\n"
@@ -56,38 +60,17 @@ static void query_usage(FILE *f)
 	      f);
 }
 
-static int parse_duration(const char *s, double *out)
-{
-	char *end;
-	double v = strtod(s, &end), mult = 1;
-
-	if (end == s || !(v > 0))
-		return -EINVAL;
-	if (*end == 's')
-		end++;
-	else if (*end == 'm')
-		mult = 60, end++;
-	else if (*end == 'h')
-		mult = 3600, end++;
-	else if (*end == 'd')
-		mult = 86400, end++;
-	else if (*end == 'w')
-		mult = 7 * 86400, end++;
-	if (*end)
-		return -EINVAL;
-	*out = v * mult;
-	return 0;
-}
-
 static int parse_args(int argc, char **argv, struct qargs *a)
 {
-	enum { O_HOST = 1000, O_SINCE, O_COMM, O_CGROUP, O_TOP, O_CHILDREN, O_TOTALS,
-	       O_FOLDED, O_FLAME, O_EVENT };
+	enum { O_HOST = 1000, O_SINCE, O_UNTIL, O_COMM, O_CGROUP, O_BUILD_ID, O_TOP, O_CHILDREN,
+	       O_TOTALS, O_FOLDED, O_FLAME, O_EVENT };
 	static const struct option lo[] = {
 		{ "host", required_argument, NULL, O_HOST },
 		{ "since", required_argument, NULL, O_SINCE },
+		{ "until", required_argument, NULL, O_UNTIL },
 		{ "comm", required_argument, NULL, O_COMM },
 		{ "cgroup", required_argument, NULL, O_CGROUP },
+		{ "build-id", required_argument, NULL, O_BUILD_ID },
 		{ "top", required_argument, NULL, O_TOP },
 		{ "children", no_argument, NULL, O_CHILDREN },
 		{ "totals", no_argument, NULL, O_TOTALS },
@@ -97,6 +80,7 @@ static int parse_args(int argc, char **argv, struct qargs *a)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	time_t now = time(NULL);
 	int opt, modes = 0;
 
 	memset(a, 0, sizeof(*a));
@@ -105,13 +89,22 @@ static int parse_args(int argc, char **argv, struct qargs *a)
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (opt) {
-		case O_HOST: a->host = optarg; break;
-		case O_COMM: a->comm = optarg; break;
-		case O_CGROUP: a->cgroup = optarg; break;
-		case O_SINCE:
-			if (parse_duration(optarg, &a->since)) {
-				pr_err("query: bad --since '%s': give a duration such as 90s, 30m, 6h or 7d",
+		case O_HOST: a->sel.host = optarg; break;
+		case O_COMM: a->sel.comm = optarg; break;
+		case O_CGROUP: a->sel.cgroup = optarg; break;
+		case O_BUILD_ID:
+			if (!fleet_sel__valid_build_id(optarg)) {
+				pr_err("query: bad --build-id '%s': give the build-id in lower-case hex (perf buildid-list prints it)",
 				       optarg);
+				return 2;
+			}
+			a->sel.build_id = optarg;
+			break;
+		case O_SINCE:
+		case O_UNTIL:
+			if (fleet_sel__parse_time(optarg, now, opt == O_SINCE ? &a->sel.since : &a->sel.until)) {
+				pr_err("query: bad --%s '%s': give a duration back from now (90s, 30m, 6h, 7d) or a UTC time (2026-11-27T10:00)",
+				       opt == O_SINCE ? "since" : "until", optarg);
 				return 2;
 			}
 			break;
@@ -132,7 +125,7 @@ static int parse_args(int argc, char **argv, struct qargs *a)
 				pr_err("query: bad --event '%s': give cpu or offcpu", optarg);
 				return 2;
 			}
-			a->offcpu = !strcmp(optarg, "offcpu");
+			a->sel.offcpu = !strcmp(optarg, "offcpu");
 			break;
 		case 'h':
 			query_usage(stdout);
@@ -151,52 +144,12 @@ static int parse_args(int argc, char **argv, struct qargs *a)
 		pr_err("query: give one of --top, --totals, --folded and --flamegraph");
 		return 2;
 	}
+	if (a->sel.until && a->sel.since >= a->sel.until) {
+		pr_err("query: --since is not before --until: the range holds no time");
+		return 2;
+	}
 	a->url = argv[optind];
 	return 0;
-}
-
-/* WHERE clause of the samples: the filters, and only committed pushes. */
-static int where_clause(const struct qargs *a, const struct fleet_store *s, time_t now,
-			bool committed, struct pbuf *w)
-{
-	char tmp[256];
-	time_t since = a->since ? now - (time_t)a->since : 0;
-
-	snprintf(tmp, sizeof(tmp), "window >= toDateTime(%lld) AND date >= toDate(toDateTime(%lld))",
-		 (long long)since, (long long)since);
-	pbuf_put(w, tmp, strlen(tmp));
-	/* rows pushed before the column read as 'cpu' (its default) */
-	if (a->offcpu)
-		pbuf_put(w, " AND event = 'offcpu'", 21);
-	else
-		pbuf_put(w, " AND event = 'cpu'", 18);
-	if (a->host) {
-		pbuf_put(w, " AND host = ", 12);
-		ch_quote(w, a->host);
-	}
-	if (a->comm) {
-		pbuf_put(w, " AND comm = ", 12);
-		ch_quote(w, a->comm);
-	}
-	if (a->cgroup) {
-		pbuf_put(w, " AND cgroup = ", 14);
-		ch_quote(w, a->cgroup);
-	}
-	if (committed) {
-		/* precord_files_local on purpose: a host's files are on the
-		 * shard of its samples, so each shard checks its own. */
-		snprintf(tmp, sizeof(tmp),
-			 " AND (host, file_id, push_id) IN (SELECT host, file_id, argMin(push_id, pushed_ns) FROM precord_files_local WHERE date >= toDate(toDateTime(%lld))",
-			 (long long)since);
-		pbuf_put(w, tmp, strlen(tmp));
-		if (a->host) {
-			pbuf_put(w, " AND host = ", 12);
-			ch_quote(w, a->host);
-		}
-		pbuf_put(w, " GROUP BY host, file_id)", 24);
-	}
-	(void)s;
-	return pbuf_put_u8(w, 0);
 }
 
 static int run_sql(struct fleet_store *s, const char *sql, struct pbuf *out)
@@ -340,7 +293,7 @@ static FILE *open_svg(const char *path, char *tmp, size_t size)
 static int report_flamegraph(const struct qargs *a, struct fleet_qstack *st, size_t n)
 {
 	struct flame *f = flame__new();
-	char title[512], tmp[4096];
+	char title[512], what[400], tmp[4096];
 	FILE *out;
 	int err;
 
@@ -348,11 +301,10 @@ static int report_flamegraph(const struct qargs *a, struct fleet_qstack *st, siz
 		return -ENOMEM;
 	err = fleet_output__flame(f, st, n);
 	/* the graph of off-CPU time says so: it is not read as CPU */
-	if (a->offcpu)
+	if (a->sel.offcpu)
 		flame__set_unit(f, "ns");
-	snprintf(title, sizeof(title), "precord: %s%s%s%s%s%s", a->offcpu ? "off-CPU time (ns waited), " : "", a->host ? "host " : "all hosts",
-		 a->host ? a->host : "", a->comm ? ", comm " : "", a->comm ? a->comm : "",
-		 a->since ? ", recent" : "");
+	fleet_sel__describe(&a->sel, what, sizeof(what));
+	snprintf(title, sizeof(title), "precord: %s", what);
 	out = err ? NULL : open_svg(a->svg, tmp, sizeof(tmp));
 	if (!err && !out) {
 		err = -errno;
@@ -377,7 +329,6 @@ int fleet_query_main(int argc, char **argv)
 	struct pbuf where = { 0 }, where_all = { 0 };
 	struct fleet_qstack *st = NULL;
 	size_t n = 0;
-	time_t now = time(NULL);
 	int err = parse_args(argc, argv, &a);
 
 	if (err)
@@ -389,21 +340,21 @@ int fleet_query_main(int argc, char **argv)
 		return 1;
 	}
 	ch_conn__set_retry(s.conn, 3, 300);
-	if (where_clause(&a, &s, now, true, &where) || where_clause(&a, &s, now, false, &where_all)) {
+	if (fleet_sel__where(&a.sel, true, &where) || fleet_sel__where(&a.sel, false, &where_all)) {
 		err = -ENOMEM;
 		goto out;
 	}
 	if (a.totals) {
-		err = query_totals(&s, (char *)where.data, a.offcpu);
+		err = query_totals(&s, (char *)where.data, a.sel.offcpu);
 		goto out;
 	}
 	err = load_stacks(&s, (char *)where.data, (char *)where_all.data,
-			  a.since ? now - (time_t)a.since : 0, &st, &n);
+			  a.sel.since, &st, &n);
 	if (err)
 		goto out;
 	/* off-CPU: a stack's value is its time (ns), not its samples (a
 	 * sample of summed waits stands for many waits) */
-	for (size_t i = 0; a.offcpu && i < n; i++)
+	for (size_t i = 0; a.sel.offcpu && i < n; i++)
 		st[i].count = st[i].weight;
 	if (a.folded)
 		err = fleet_output__folded(stdout, st, n);

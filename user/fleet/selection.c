@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "selection.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fleet/http.h"
+#include "util/buf.h"
+
+static int parse_duration(const char *s, double *out)
+{
+	char *end;
+	double v = strtod(s, &end), mult = 1;
+
+	if (end == s || !(v > 0) || v > 1e12)
+		return -EINVAL;
+	if (*end == 's')
+		end++;
+	else if (*end == 'm')
+		mult = 60, end++;
+	else if (*end == 'h')
+		mult = 3600, end++;
+	else if (*end == 'd')
+		mult = 86400, end++;
+	else if (*end == 'w')
+		mult = 7 * 86400, end++;
+	if (*end)
+		return -EINVAL;
+	*out = v * mult;
+	return 0;
+}
+
+/* days from 1970-01-01 to Y-M-D (proleptic Gregorian), no timezone */
+static long long days_from_civil(int y, int m, int d)
+{
+	y -= m <= 2;
+	long long era = (y >= 0 ? y : y - 399) / 400;
+	long long yoe = y - era * 400;
+	long long doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	long long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+
+	return era * 146097 + doe - 719468;
+}
+
+static int parse_absolute(const char *s, time_t *out)
+{
+	static const int mdays[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	int y, mo, d, h = 0, mi = 0, sec = 0, used = 0, n;
+	char sep;
+
+	if (sscanf(s, "%4d-%2d-%2d%n", &y, &mo, &d, &used) != 3 || used != 10)
+		return -EINVAL;
+	s += used;
+	if (*s == 'T' || *s == ' ') {
+		sep = *s++;
+		(void)sep;
+		n = 0;
+		if (sscanf(s, "%2d:%2d%n", &h, &mi, &n) != 2 || n != 5)
+			return -EINVAL;
+		s += n;
+		if (*s == ':') {
+			n = 0;
+			if (sscanf(s, ":%2d%n", &sec, &n) != 1 || n != 3)
+				return -EINVAL;
+			s += n;
+		}
+	}
+	if (*s == 'Z')
+		s++;
+	if (*s || y < 1970 || y > 2105 || mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] ||
+	    h > 23 || mi > 59 || sec > 59 || h < 0 || mi < 0 || sec < 0)
+		return -EINVAL;
+	*out = (time_t)(days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec);
+	return 0;
+}
+
+int fleet_sel__parse_time(const char *s, time_t now, time_t *out)
+{
+	double back;
+
+	if (!parse_absolute(s, out))
+		return 0;
+	if (parse_duration(s, &back))
+		return -EINVAL;
+	*out = back >= (double)now ? 1 : now - (time_t)back;
+	return 0;
+}
+
+bool fleet_sel__valid_build_id(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n < 2 || n > 40)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')))
+			return false;
+	return true;
+}
+
+static void put_str(struct pbuf *w, const char *s)
+{
+	pbuf_put(w, s, strlen(s));
+}
+
+static void put_eq(struct pbuf *w, const char *column, const char *value)
+{
+	put_str(w, " AND ");
+	put_str(w, column);
+	put_str(w, " = ");
+	ch_quote(w, value);
+}
+
+int fleet_sel__where(const struct fleet_sel *sel, bool committed, struct pbuf *w)
+{
+	char tmp[256];
+
+	snprintf(tmp, sizeof(tmp), "window >= toDateTime(%lld) AND date >= toDate(toDateTime(%lld))",
+		 (long long)sel->since, (long long)sel->since);
+	put_str(w, tmp);
+	if (sel->until) {
+		snprintf(tmp, sizeof(tmp), " AND window < toDateTime(%lld) AND date <= toDate(toDateTime(%lld))",
+			 (long long)sel->until, (long long)sel->until);
+		put_str(w, tmp);
+	}
+	/* rows pushed before the column read as 'cpu' (its default) */
+	put_str(w, sel->offcpu ? " AND event = 'offcpu'" : " AND event = 'cpu'");
+	if (sel->host)
+		put_eq(w, "host", sel->host);
+	if (sel->comm)
+		put_eq(w, "comm", sel->comm);
+	if (sel->cgroup)
+		put_eq(w, "cgroup", sel->cgroup);
+	if (sel->build_id)
+		put_eq(w, "leaf_build_id", sel->build_id);
+	if (committed) {
+		/* precord_files_local on purpose: a host's files are on the
+		 * shard of its samples, so each shard checks its own.  A
+		 * file's date is the day of its last sample: files that end
+		 * before SINCE hold no sample of the range. */
+		snprintf(tmp, sizeof(tmp),
+			 " AND (host, file_id, push_id) IN (SELECT host, file_id, argMin(push_id, pushed_ns) FROM precord_files_local WHERE date >= toDate(toDateTime(%lld))",
+			 (long long)sel->since);
+		put_str(w, tmp);
+		if (sel->host)
+			put_eq(w, "host", sel->host);
+		put_str(w, " GROUP BY host, file_id)");
+	}
+	return pbuf_put_u8(w, 0);
+}
+
+static void fmt_utc(time_t t, char *buf, size_t n)
+{
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+void fleet_sel__describe(const struct fleet_sel *sel, char *buf, size_t size)
+{
+	char a[32] = "", b[32] = "";
+
+	if (sel->since)
+		fmt_utc(sel->since, a, sizeof(a));
+	if (sel->until)
+		fmt_utc(sel->until, b, sizeof(b));
+	snprintf(buf, size, "%s%s%s%s%s%s%s%s%s%s%s%s%s%s",
+		 sel->offcpu ? "off-CPU time (ns waited), " : "",
+		 sel->host ? "host " : "all hosts", sel->host ? sel->host : "",
+		 sel->comm ? ", comm " : "", sel->comm ? sel->comm : "",
+		 sel->cgroup ? ", cgroup " : "", sel->cgroup ? sel->cgroup : "",
+		 sel->build_id ? ", leaf build-id " : "", sel->build_id ? sel->build_id : "",
+		 sel->since || sel->until ? ", " : "", a,
+		 sel->since || sel->until ? " to " : "", sel->until ? b : (sel->since ? "now" : ""),
+		 "");
+}

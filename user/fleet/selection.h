@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Which of the store's samples a query reads: the filters of `precord
+ * query` (host, comm, cgroup, leaf build-id, event, a time range) and the
+ * SQL WHERE clause they make.
+ */
+#ifndef PRECORD_FLEET_SELECTION_H
+#define PRECORD_FLEET_SELECTION_H
+
+#include <stdbool.h>
+#include <time.h>
+
+struct pbuf;
+
+struct fleet_sel {
+	const char *host, *comm, *cgroup;
+	const char *build_id;	/* the leaf frame's DSO build-id (hex) */
+	time_t since, until;	/* [since, until) in UTC seconds; 0 = open */
+	bool offcpu;		/* event 'offcpu' rather than 'cpu' */
+};
+
+/*
+ * A time given to --since/--until: a duration back from NOW (90s, 30m,
+ * 6h, 7d, 2w) or an absolute UTC time (2026-11-27, 2026-11-27T10:00,
+ * 2026-11-27T10:00:05, a space for the T and a trailing Z allowed).
+ * -EINVAL if it is neither.
+ */
+int fleet_sel__parse_time(const char *s, time_t now, time_t *out);
+
+/* A build-id as the store keeps it: 2..40 hex digits, lower case. */
+bool fleet_sel__valid_build_id(const char *s);
+
+/*
+ * The WHERE clause of the samples (NUL-terminated in W).  COMMITTED:
+ * only rows of pushes the files table commits (the first complete push
+ * of each file), checked on each shard with its own files.
+ */
+int fleet_sel__where(const struct fleet_sel *sel, bool committed, struct pbuf *w);
+
+/* One line for titles: "all hosts", "host h1, comm app, 2026-...–..." */
+void fleet_sel__describe(const struct fleet_sel *sel, char *buf, size_t size);
+
+#endif
