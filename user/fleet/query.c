@@ -170,15 +170,20 @@ static void fmt_time(uint64_t t, char *buf, size_t n)
 	strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-static int query_totals(struct fleet_store *s, const char *where, bool offcpu)
+static int query_totals(struct fleet_store *s, const struct fleet_sel *sel)
 {
-	struct pbuf out = { 0 };
+	struct pbuf out = { 0 }, where = { 0 };
 	char *sql = NULL, *line, *save = NULL;
+	bool offcpu = sel->offcpu;
 	int err;
 
-	if (asprintf(&sql, "SELECT host, sum(count), toUInt32(min(window)), toUInt32(max(window)), sum(weight) FROM %s WHERE %s GROUP BY host ORDER BY host FORMAT TabSeparated",
-		     s->samples, where) < 0)
+	if (fleet_sel__where(sel, true, &where) ||
+	    asprintf(&sql, "SELECT host, sum(count), toUInt32(min(window)), toUInt32(max(window)), sum(weight) FROM %s WHERE %s GROUP BY host ORDER BY host FORMAT TabSeparated",
+		     s->samples, (char *)where.data) < 0) {
+		pbuf_free(&where);
 		return -ENOMEM;
+	}
+	pbuf_free(&where);
 	err = run_sql(s, sql, &out);
 	free(sql);
 	for (line = err ? NULL : strtok_r((char *)out.data, "\n", &save); line;
@@ -201,22 +206,34 @@ static int query_totals(struct fleet_store *s, const char *where, bool offcpu)
 	return err;
 }
 
-/* Sums per stack, then the frames of those stacks whose stored content
- * is their key; what the answers left out is said, one line each. */
-static int load_stacks(struct fleet_store *s, const char *where, const char *where_all,
-		       time_t since, struct fleet_qstack **out_st, size_t *out_n)
+/*
+ * The stacks of a selection: sums per stack, then the frames of those
+ * stacks whose stored content is their key; what the answers left out
+ * is said, one line each.  Off-CPU: a stack's count is its time (ns),
+ * not its samples (a sample of summed waits stands for many waits).
+ */
+static int load_stacks(struct fleet_store *s, const struct fleet_sel *sel,
+		       struct fleet_qstack **out_st, size_t *out_n)
 {
 	struct fleet_answer_counts c = { 0 };
-	struct pbuf out = { 0 };
+	struct pbuf out = { 0 }, w = { 0 }, w_all = { 0 };
 	struct fleet_qstack *st = NULL;
+	const char *where, *where_all;
 	size_t n = 0;
 	char *sql = NULL;
 	int err;
 
+	if (fleet_sel__where(sel, true, &w) || fleet_sel__where(sel, false, &w_all)) {
+		err = -ENOMEM;
+		goto out;
+	}
+	where = (const char *)w.data;
+	where_all = (const char *)w_all.data;
 	if (asprintf(&sql, "SELECT stack_hash, sum(count), sum(weight) FROM %s WHERE %s GROUP BY stack_hash ORDER BY stack_hash FORMAT TabSeparated",
 		     s->samples, where) < 0)
-		return -ENOMEM;
-	err = run_sql(s, sql, &out);
+		sql = NULL, err = -ENOMEM;
+	else
+		err = run_sql(s, sql, &out);
 	free(sql);
 	sql = NULL;
 	if (!err)
@@ -227,7 +244,8 @@ static int load_stacks(struct fleet_store *s, const char *where, const char *whe
 	 * inserted under this key with other frames is not one of them
 	 * (docs/fleet.md, "Whose frames") */
 	if (asprintf(&sql, "SELECT stack_hash, any(symbols), any(dsos) FROM %s WHERE date >= toDate(toDateTime(%lld)) AND stack_hash GLOBAL IN (SELECT stack_hash FROM %s WHERE %s) AND stack_hash = " FLEET_STACK_KEY_SQL " GROUP BY stack_hash ORDER BY stack_hash FORMAT TabSeparated",
-		     s->stacks, (long long)since, s->samples, where_all) < 0) {
+		     s->stacks, (long long)sel->since, s->samples, where_all) < 0) {
+		sql = NULL;
 		err = -ENOMEM;
 		goto out;
 	}
@@ -239,6 +257,8 @@ static int load_stacks(struct fleet_store *s, const char *where, const char *whe
 out:
 	free(sql);
 	pbuf_free(&out);
+	pbuf_free(&w);
+	pbuf_free(&w_all);
 	if (err) {
 		fleet_answer__free(st, n);
 		return err;
@@ -263,6 +283,8 @@ out:
 	if (c.unverified_stacks)
 		pr_warn("query: %" PRIu64 " stacks (%" PRIu64 " samples) have no stored frames that match their key (pushed by a precord before keys were SHA-256 digests, a dropped stacks partition, or another writer): shown as [unverified]",
 			c.unverified_stacks, c.unverified_samples);
+	for (size_t i = 0; sel->offcpu && i < n; i++)
+		st[i].count = st[i].weight;
 	*out_st = st;
 	*out_n = n;
 	return 0;
@@ -326,7 +348,6 @@ int fleet_query_main(int argc, char **argv)
 {
 	struct fleet_store s;
 	struct qargs a;
-	struct pbuf where = { 0 }, where_all = { 0 };
 	struct fleet_qstack *st = NULL;
 	size_t n = 0;
 	int err = parse_args(argc, argv, &a);
@@ -340,22 +361,13 @@ int fleet_query_main(int argc, char **argv)
 		return 1;
 	}
 	ch_conn__set_retry(s.conn, 3, 300);
-	if (fleet_sel__where(&a.sel, true, &where) || fleet_sel__where(&a.sel, false, &where_all)) {
-		err = -ENOMEM;
-		goto out;
-	}
 	if (a.totals) {
-		err = query_totals(&s, (char *)where.data, a.sel.offcpu);
+		err = query_totals(&s, &a.sel);
 		goto out;
 	}
-	err = load_stacks(&s, (char *)where.data, (char *)where_all.data,
-			  a.sel.since, &st, &n);
+	err = load_stacks(&s, &a.sel, &st, &n);
 	if (err)
 		goto out;
-	/* off-CPU: a stack's value is its time (ns), not its samples (a
-	 * sample of summed waits stands for many waits) */
-	for (size_t i = 0; a.sel.offcpu && i < n; i++)
-		st[i].count = st[i].weight;
 	if (a.folded)
 		err = fleet_output__folded(stdout, st, n);
 	else if (a.svg)
@@ -366,8 +378,6 @@ int fleet_query_main(int argc, char **argv)
 out:
 	if (err == -ENOMEM)
 		pr_err("query: out of memory");
-	pbuf_free(&where);
-	pbuf_free(&where_all);
 	fleet_store__close(&s);
 	return err ? 1 : 0;
 }
