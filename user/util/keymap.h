@@ -2,7 +2,9 @@
 /*
  * A hash map from byte-string keys (copied in) to u64 values: open
  * addressing, grows at 3/4 full.  For interning (names, build-ids, pids,
- * address pairs) where each key is looked up many times.
+ * address pairs) where each key is looked up many times.  The copies of
+ * the keys are packed into chunks (one allocation per 4 KiB of keys, a
+ * key over 1 KiB alone), freed together by keymap_free.
  */
 #ifndef PRECORD_UTIL_KEYMAP_H
 #define PRECORD_UTIL_KEYMAP_H
@@ -12,10 +14,12 @@
 #include <stdint.h>
 
 struct keymap_slot;
+struct keymap_chunk;
 
 struct keymap {
 	struct keymap_slot *slots;
 	size_t cap, nr;
+	struct keymap_chunk *chunks;	/* the keys' bytes, newest first */
 };
 
 /* The value of key, or NULL when absent (valid until the next put). */
