@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 
 #include "harness.h"
+#include "util/array.h"
 #include "util/io.h"
 #include "util/le.h"
 #include "util/leb128.h"
@@ -141,6 +142,28 @@ TEST(io_replacement_ignores_planted_names)
 	unlink(path);
 	unlink(victim);
 	umask(old);
+}
+
+struct keyed {
+	uint64_t pad;
+	uint32_t pid;
+};
+
+TEST(ptrs_lower_bound)
+{
+	struct keyed r[5] = { { 0, 3 }, { 0, 7 }, { 0, 7 }, { 0, 10 }, { 0, UINT32_MAX } };
+	void *p[5] = { &r[0], &r[1], &r[2], &r[3], &r[4] };
+	size_t off = offsetof(struct keyed, pid);
+
+	CHECK_EQ(ptrs_lower_bound_u32(p, 5, off, 0), 0);
+	CHECK_EQ(ptrs_lower_bound_u32(p, 5, off, 3), 0);
+	CHECK_EQ(ptrs_lower_bound_u32(p, 5, off, 4), 1);
+	CHECK_EQ(ptrs_lower_bound_u32(p, 5, off, 7), 1);	/* the first of equals */
+	CHECK_EQ(ptrs_lower_bound_u32(p, 5, off, 8), 3);
+	CHECK_EQ(ptrs_lower_bound_u32(p, 5, off, UINT32_MAX), 4);
+	CHECK_EQ(ptrs_lower_bound_u32(p, 4, off, UINT32_MAX), 4);
+	CHECK_EQ(ptrs_lower_bound_u32(p, 0, off, 5), 0);
+	CHECK_EQ(ptrs_lower_bound_u32(NULL, 0, off, 5), 0);
 }
 
 TEST(le_loads_unaligned)
@@ -356,6 +379,7 @@ int main(void)
 		RUN(io_read_full_gathers_short_reads);
 		RUN(io_write_full_reports_a_closed_pipe);
 		RUN(io_replacement_ignores_planted_names);
+		RUN(ptrs_lower_bound);
 		RUN(le_loads_unaligned);
 		RUN(le_stores_unaligned);
 		RUN(leb128_round_trips);

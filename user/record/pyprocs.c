@@ -115,16 +115,9 @@ void pyprocs__free(struct pyprocs *p)
 
 static size_t proc_index(const struct pyprocs *p, __u32 pid, bool *found)
 {
-	size_t lo = 0, hi = p->nr_procs;
+	size_t lo = ptrs_lower_bound_u32((void *const *)p->procs, p->nr_procs,
+					 offsetof(struct py_proc, pid), pid);
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (p->procs[mid]->pid < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	*found = lo < p->nr_procs && p->procs[lo]->pid == pid;
 	return lo;
 }

@@ -268,17 +268,8 @@ void unwinder__free(struct unwinder *u)
 /* Index of pid's entry, or where it would go. */
 static size_t proc_pos(const struct unwinder *u, __u32 pid)
 {
-	size_t lo = 0, hi = u->nr_procs;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (u->procs[mid]->pid < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return ptrs_lower_bound_u32((void *const *)u->procs, u->nr_procs,
+				    offsetof(struct uproc, pid), pid);
 }
 
 static struct uproc *proc_find(const struct unwinder *u, __u32 pid)

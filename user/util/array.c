@@ -71,3 +71,20 @@ void input_file_close(struct input_file *f)
 	free(f->path);
 	f->path = NULL;
 }
+
+size_t ptrs_lower_bound_u32(void *const *ptrs, size_t n, size_t key_off, uint32_t key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint32_t k;
+
+		memcpy(&k, (const char *)ptrs[mid] + key_off, sizeof(k));
+		if (k < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}

@@ -4,6 +4,7 @@
 #define PRECORD_UTIL_ARRAY_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Make room for need elements of elem bytes in *v (capacity *cap),
  * doubling.  0 or -ENOMEM (then *v and *cap are unchanged). */
@@ -11,6 +12,13 @@ int array_grow(void **v, size_t *cap, size_t need, size_t elem);
 
 #define ARRAY_GROW(arr, cap, need) \
 	array_grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
+
+/*
+ * In n pointers to records sorted by a u32 key at byte key_off of each
+ * record (a pid, say), the index of the first whose key is >= key: where
+ * key is, or where it would go.
+ */
+size_t ptrs_lower_bound_u32(void *const *ptrs, size_t n, size_t key_off, uint32_t key);
 
 /*
  * An input file precord reads but does not trust: fd if >= 0 (taken
