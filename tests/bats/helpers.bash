@@ -259,8 +259,8 @@ same_exec_precord() {
 	return "$rc"
 }
 
-# ---- Python and the fleet store (python_fleet.bats, fleet.bats,
-# offcpu_fleet.bats; python.bats has its own debian_python) --------
+# ---- Python and the fleet store (python.bats, python_fleet.bats,
+# fleet.bats, offcpu_fleet.bats) --------
 
 # debian_python PY: PY is Debian's interpreter, CPython 3.11 exporting
 # _PyRuntime (the version is the binary's own, not its name's)

@@ -10,17 +10,10 @@ PYW=$ROOT/tests/workloads/py
 HP=$ROOT/build/workloads/hostile_py
 AS_NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
 
-# Debian's interpreter: CPython 3.11 exporting _PyRuntime (the version is
-# the binary's own, not its name's)
-debian_python() {
-	"$PY" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' &&
-		readelf --dyn-syms -W "$(readlink -f "$PY")" | grep -q ' _PyRuntime$'
-}
-
 setup() {
 	common_setup
 	require_recording
-	need "Debian's python3.11 at $PY" debian_python
+	need "Debian's python3.11 at $PY" debian_python "$PY"
 }
 teardown() { common_teardown; }
 
