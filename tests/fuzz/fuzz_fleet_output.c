@@ -340,13 +340,24 @@ NO_COV static void check_top_diff(const char *text, size_t n, int top)
 	check_text(text, n, false);
 	for (const char *l = text; l < text + n; lines++) {
 		const char *nl = line_end(l, text + n);
+		char head[40], *sign;
 		double a, b, c;
 		int used = 0;
 
-		/* the numbers are ours: a name cannot reach them */
-		if (sscanf(l, "%lf%%  %lf%%  %lf  %n", &a, &b, &c, &used) != 3 || !used ||
-		    l + used > nl || a < 0 || a > 100 || b < 0 || b > 100 ||
-		    (b - a) - c > 0.0101 || c - (b - a) > 0.0101)
+		/* the numbers are ours, in the line's first 27 bytes ("%6.2f%%
+		 * %6.2f%%  %+7.2f  "): read from a copy of them, so that the
+		 * white space of an empty name cannot carry sscanf into the
+		 * next line; CHANGE has its sign */
+		if (nl - l < 27)
+			abort();
+		memcpy(head, l, 27);
+		head[27] = 0;
+		sign = head + 18;
+		while (*sign == ' ')
+			sign++;
+		if (sscanf(head, "%lf%%  %lf%%  %lf%n", &a, &b, &c, &used) != 3 || used != 25 ||
+		    head[25] != ' ' || head[26] != ' ' || (*sign != '+' && *sign != '-') ||
+		    a < 0 || a > 100 || b < 0 || b > 100 || (b - a) - c > 0.0101 || c - (b - a) > 0.0101)
 			abort();
 		l = nl + 1;
 	}
@@ -370,11 +381,12 @@ NO_COV static void check_folded_diff(const char *text, size_t n, const struct fl
 		const char *nl = line_end(l, text + n), *sp[2] = { NULL, NULL };
 		unsigned long long v[2];
 
-		/* the last two spaces: the names' own stay before them */
+		/* the last two spaces: the names' own stay before them (a
+		 * stack of one empty name is an empty one, as in --folded) */
 		for (const char *c = l; c < nl; c++)
 			if (*c == ' ')
 				sp[0] = sp[1], sp[1] = c;
-		if (!sp[0] || sp[0] == l || lines == 2 * MAX_STACKS ||
+		if (!sp[0] || lines == 2 * MAX_STACKS ||
 		    sscanf(sp[0], " %llu %llu", &v[0], &v[1]) != 2 || !(v[0] + v[1]))
 			abort();
 		got[0] += v[0];
