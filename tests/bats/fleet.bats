@@ -42,12 +42,6 @@ host_on_shard() {
 	return 1
 }
 
-# samples FILE: the number of samples perf report counts in FILE
-samples() {
-	perf report -i "$1" --stdio -n --no-children --sort comm -q -g none 2>/dev/null |
-		awk 'NF { s += $2 } END { print s + 0 }'
-}
-
 # top_share HOST SYMBOL: SYMBOL's share in `precord query --top` of HOST
 top_share() {
 	"$PRECORD" query "$U1" --host "$1" --top 50 |
@@ -198,39 +192,21 @@ top_share() {
 	[ -z "$(grep -Eo 'https?://[^" ]*' flame.svg | grep -v '^http://www.w3.org/2000/svg$')" ]
 	mkdir -p "$OUT_DIR"
 	rm -f "$OUT_DIR/flamegraph.png"
-	args=(--headless --disable-gpu --hide-scrollbars --window-size=1200,400)
-	[ "$(id -u)" = 0 ] && args+=(--no-sandbox)
-	timeout 60 chromium "${args[@]}" --user-data-dir="$T/chromium" \
-		--screenshot="$OUT_DIR/flamegraph.png" "file://$T/flame.svg" 2>/dev/null
+	browser --screenshot="$OUT_DIR/flamegraph.png" "file://$T/flame.svg"
 	cp flame.svg "$OUT_DIR/flamegraph.svg"
 	# the script runs in the browser: zoomed on hot_a (from the link), it
 	# takes the whole width and hot_b is hidden; a search shows its share
-	timeout 60 chromium "${args[@]}" --user-data-dir="$T/chromium" \
-		--dump-dom "file://$T/flame.svg#zoom=hot_a" > zoomed.html 2>/dev/null
+	browser --dump-dom "file://$T/flame.svg#zoom=hot_a" > zoomed.html
 	grep -Eq '<title>hot_a \([^<]*</title><rect x="10" y="[0-9]+" width="1180"' zoomed.html
 	grep -Eq '<g class="f"[^>]*display: none;[^>]*><title>hot_b ' zoomed.html
-	timeout 60 chromium "${args[@]}" --user-data-dir="$T/chromium" \
-		--dump-dom "file://$T/flame.svg#search=hot_" > searched.html 2>/dev/null
+	browser --dump-dom "file://$T/flame.svg#search=hot_" > searched.html
 	m=$(grep -Eo 'Matched: [0-9.]+%' searched.html | grep -Eo '[0-9.]+')
 	echo "search hot_: $m%"
 	within "$m" 100 2
 	# a PNG, and not a blank page: the frames' colours are there
-	python3 - "$OUT_DIR/flamegraph.png" <<'EOF'
-import sys, zlib, struct
-data = open(sys.argv[1], "rb").read()
-assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
-pos, idat, w = 8, b"", 0
-while pos < len(data):
-    n, kind = struct.unpack(">I4s", data[pos:pos + 8])
-    if kind == b"IHDR":
-        w, h, depth, ctype = struct.unpack(">IIBB", data[pos + 8:pos + 18])
-    if kind == b"IDAT":
-        idat += data[pos + 8:pos + 8 + n]
-    pos += 12 + n
-raw = zlib.decompress(idat)
-assert len(set(raw)) > 20, "a blank screenshot"
-print("screenshot", w, "px wide,", len(data), "bytes")
-EOF
+	read -r w h colours _ <<< "$("$ROOT/tests/tools/png-pixels" "$OUT_DIR/flamegraph.png")"
+	echo "screenshot ${w}x$h, $colours colours"
+	[ "$colours" -gt 20 ]
 
 	# --folded against perf script of the same file, collapsed here
 	"$PRECORD" query "$U1" --host fg-host --folded | sort > store.folded

@@ -65,6 +65,21 @@ share() {
 		awk -v s="$2" '$NF == s { gsub(/%/, "", $1); print $1; f = 1; exit } END { if (!f) print 0 }'
 }
 
+# samples FILE: the number of samples perf report counts in FILE
+samples() {
+	perf report -i "$1" --stdio -n --no-children --sort comm -q -g none 2>/dev/null |
+		awk 'NF { s += $2 } END { print s + 0 }'
+}
+
+# browser ARGS...: headless chromium on a 1200x400 window with a profile
+# under $T (the flame graphs' tests: --screenshot=PNG URL, --dump-dom URL)
+browser() {
+	local args=(--headless --disable-gpu --hide-scrollbars --window-size=1200,400
+		--user-data-dir="$T/chromium")
+	[ "$(id -u)" = 0 ] && args+=(--no-sandbox)
+	timeout 60 chromium "${args[@]}" "$@" 2>/dev/null
+}
+
 # within A B TOL: |A - B| <= TOL
 within() {
 	awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }'

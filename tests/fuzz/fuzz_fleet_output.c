@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Fuzz target for query's writers (user/fleet/output.c, flamegraph.c)
- * given stacks of arbitrary name bytes, as any writer of the store can
- * make them: --top, --folded and the flame graph's SVG must stay
- * well-formed whatever the names hold.  Asserted:
+ * Fuzz target for query's writers (user/fleet/output.c, flamegraph.c,
+ * diff.c) given stacks of arbitrary name bytes, as any writer of the
+ * store can make them: --top, --folded and the flame graph's SVG, plain
+ * and of a --diff, must stay well-formed whatever the names hold.
+ * Asserted:
  *
  *   top     valid UTF-8, no control character (C0 but '\n', DEL, C1), at
  *           most N lines, each "PCT%  ..."
@@ -12,12 +13,18 @@
  *   SVG     valid UTF-8 without the characters XML 1.0 forbids, tags
  *           balanced, attribute values quoted without '<', every '&' an
  *           entity, nothing outside the root element but the prolog
+ *   --diff  top: as above, "PCT%  PCT%  CHANGE  ..." with CHANGE the
+ *           second share minus the first to the hundredth; folded: the
+ *           names as above, "... COUNT_A COUNT_B" lines, no two alike,
+ *           the columns summing to each side's samples; SVG as above
  *
- * Input: byte 0 chooses the writer (bits 1-2: top, folded, SVG; one per
- * input, three times the executions of all three), --children (bit 0)
- * and N (bits 3-7); then stacks, each a byte of frame count (0..8), a
- * count byte, and per frame a symbol and a DSO as a length byte and that
- * many bytes (a NUL ends a name early, as in C).
+ * Input: byte 0 chooses the writer (bits 1-2: top, folded, SVG, diff; one
+ * per input, three times the executions of all three), --children (bit 0)
+ * and N (bits 3-7; for a diff bits 3-4 choose its top, folded or SVG and
+ * N is bits 5-7); then stacks, each a byte of frame count (0..8; for a
+ * diff bit 7 is the side, B when set), a count byte, and per frame a
+ * symbol and a DSO as a length byte and that many bytes (a NUL ends a
+ * name early, as in C).
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -25,7 +32,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fleet/diff.h"
 #include "fleet/output.h"
+#include "fleet/selection.h"
 #include "util/log.h"
 
 #define MAX_STACKS	64
@@ -314,6 +323,89 @@ NO_COV static void check_svg(const char *text, size_t n)
 		abort();
 }
 
+/* The next line's end (abort if the text ends without one). */
+NO_COV static const char *line_end(const char *l, const char *end)
+{
+	const char *nl = memchr(l, '\n', (size_t)(end - l));
+
+	if (!nl)
+		abort();
+	return nl;
+}
+
+NO_COV static void check_top_diff(const char *text, size_t n, int top)
+{
+	int lines = 0;
+
+	check_text(text, n, false);
+	for (const char *l = text; l < text + n; lines++) {
+		const char *nl = line_end(l, text + n);
+		char head[40], *sign;
+		double a, b, c;
+		int used = 0;
+
+		/* the numbers are ours, in the line's first 27 bytes ("%6.2f%%
+		 * %6.2f%%  %+7.2f  "): read from a copy of them, so that the
+		 * white space of an empty name cannot carry sscanf into the
+		 * next line; CHANGE has its sign */
+		if (nl - l < 27)
+			abort();
+		memcpy(head, l, 27);
+		head[27] = 0;
+		sign = head + 18;
+		while (*sign == ' ')
+			sign++;
+		if (sscanf(head, "%lf%%  %lf%%  %lf%n", &a, &b, &c, &used) != 3 || used != 25 ||
+		    head[25] != ' ' || head[26] != ' ' || (*sign != '+' && *sign != '-') ||
+		    a < 0 || a > 100 || b < 0 || b > 100 || (b - a) - c > 0.0101 || c - (b - a) > 0.0101)
+			abort();
+		l = nl + 1;
+	}
+	if (lines > top)
+		abort();
+}
+
+NO_COV static void check_folded_diff(const char *text, size_t n, const struct fleet_diff *d)
+{
+	uint64_t want[2] = { 0, 0 }, got[2] = { 0, 0 };
+	const char *starts[2 * MAX_STACKS];
+	size_t lens[2 * MAX_STACKS];
+	int lines = 0;
+
+	check_text(text, n, false);
+	for (int side = 0; side < 2; side++)
+		for (size_t i = 0; i < d->n[side]; i++)
+			if (d->st[side][i].nr)
+				want[side] += d->st[side][i].count;
+	for (const char *l = text; l < text + n; lines++) {
+		const char *nl = line_end(l, text + n), *sp[2] = { NULL, NULL };
+		unsigned long long v[2];
+
+		/* the last two spaces: the names' own stay before them (a
+		 * stack of one empty name is an empty one, as in --folded) */
+		for (const char *c = l; c < nl; c++)
+			if (*c == ' ')
+				sp[0] = sp[1], sp[1] = c;
+		if (!sp[0] || lines == 2 * MAX_STACKS ||
+		    sscanf(sp[0], " %llu %llu", &v[0], &v[1]) != 2 || !(v[0] + v[1]))
+			abort();
+		got[0] += v[0];
+		got[1] += v[1];
+		starts[lines] = l;
+		lens[lines] = (size_t)(sp[0] - l);
+		for (int k = 0; k < lines; k++)
+			if (lens[k] == lens[lines] && same(starts[k], l, lens[k]))
+				abort();	/* one line per stack */
+		l = nl + 1;
+	}
+	if (got[0] != want[0] || got[1] != want[1])
+		abort();
+}
+
+/* The --diff writers: stacks with bit 7 of their frame byte are B's. */
+static void run_diff(struct fleet_qstack *st, size_t nr, const bool *side_b, int sub, int top,
+		     bool children, const char *title);
+
 /*
  * Outputs go to one static buffer (fmemopen): no allocation per input
  * (fresh pages for every output cost more than the writers).  64 stacks
@@ -344,6 +436,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct in in = { data, data + size };
 	struct fleet_qstack *st = calloc(MAX_STACKS, sizeof(*st));
+	bool side_b[MAX_STACKS];
 	size_t nr = 0, len;
 	char *title = NULL;
 	struct flame *f;
@@ -365,7 +458,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct fleet_qstack *q = &st[nr++];
 		int frames = take_byte(&in), count = take_byte(&in);
 
-		frames = frames < 0 ? 0 : frames % 9;
+		side_b[nr - 1] = writer == 3 && frames >= 0x80;
+		frames = frames < 0 ? 0 : (writer == 3 ? frames & 0x7f : frames) % 9;
 		q->count = count < 0 ? 0 : (uint64_t)count;
 		q->weight = q->count * 1000;
 		q->syms = calloc((size_t)frames + 1, sizeof(char *));
@@ -387,7 +481,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (nr && st[0].nr)
 		title = st[0].syms[0];
 
-	if (writer == 0 || writer == 3) {
+	if (writer == 3) {
+		run_diff(st, nr, side_b, (flags >> 3) & 3, 1 + (flags >> 5), children, title);
+	} else if (writer == 0) {
 		out = open_text();
 		if (fleet_output__top(out, st, nr, top, children))
 			abort();
@@ -413,4 +509,51 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 out:
 	fleet_answer__free(st, nr);
 	return 0;
+}
+
+static void run_diff(struct fleet_qstack *st, size_t nr, const bool *side_b, int sub, int top,
+		     bool children, const char *title)
+{
+	/* each side's stacks in a copy of their own (the frames shared) */
+	struct fleet_qstack *sides[2];
+	struct fleet_sel sel[2] = { { .host = title }, { .comm = title } };
+	struct fleet_diff d = { { NULL, NULL }, { 0, 0 }, { &sel[0], &sel[1] } };
+	char t[512], baseline[512];
+	struct flame *f;
+	FILE *out;
+	size_t len;
+
+	sides[0] = calloc(nr + 1, sizeof(*st));
+	sides[1] = calloc(nr + 1, sizeof(*st));
+	if (!sides[0] || !sides[1])
+		abort();
+	for (size_t i = 0; i < nr; i++)
+		sides[side_b[i]][d.n[side_b[i]]++] = st[i];
+	d.st[0] = sides[0];
+	d.st[1] = sides[1];
+	if (sub == 1) {
+		out = open_text();
+		if (fleet_diff__print(out, &d, true, top, children))
+			abort();
+		len = close_text(out);
+		check_folded_diff(text, len, &d);
+	} else if (sub == 2) {
+		f = flame__new();
+		if (!f || fleet_diff__flame(f, &d, t, sizeof(t), baseline, sizeof(baseline)))
+			abort();
+		out = open_text();
+		if (flame__write_svg(f, out, t))
+			abort();
+		len = close_text(out);
+		flame__free(f);
+		check_svg(text, len);
+	} else {
+		out = open_text();
+		if (fleet_diff__print(out, &d, false, top, children))
+			abort();
+		len = close_text(out);
+		check_top_diff(text, len, top);
+	}
+	free(sides[0]);
+	free(sides[1]);
 }

@@ -6,6 +6,10 @@
  *
  *   workload hot3 [SECONDS]        hot_a/hot_b/hot_c share SECONDS of CPU
  *                                  time 50:30:20 (default 1)
+ *   workload mix A:B:C [SECONDS]   hot3 with hot_a/hot_b/hot_c in the ratio
+ *                                  A:B:C (integers 0..20, not all 0): two
+ *                                  runs of one program whose shares
+ *                                  differ, for query --diff
  *   workload threads N [SECONDS]   N threads named worker-K, each hot3
  *   workload deep D [SECONDS]      hot3 under D frames of descend: stacks
  *                                  of D + 5 frames, as a service's are
@@ -89,6 +93,8 @@ __attribute__((noinline, aligned(64))) void hot_c(unsigned long n)
 }
 
 #define UNIT 1000000UL
+/* hot3's ratio of hot_a, hot_b, hot_c (mix A:B:C changes it) */
+static unsigned long mix[3] = { 5, 3, 2 };
 /*
  * Iterations between two reads of the thread's CPU clock in burn(): 64 Ki
  * take 160 us here, the clock (a system call, not in the vDSO) 250 ns, so
@@ -195,9 +201,9 @@ __attribute__((noinline)) static void hot3(struct budget b)
 
 	if (b.scale > 0) {
 		for (int i = 0; i < b.scale * 10; i++) {
-			hot_a(5 * UNIT);
-			hot_b(3 * UNIT);
-			hot_c(2 * UNIT);
+			hot_a(mix[0] * UNIT);
+			hot_b(mix[1] * UNIT);
+			hot_c(mix[2] * UNIT);
 		}
 		return;
 	}
@@ -208,11 +214,11 @@ __attribute__((noinline)) static void hot3(struct budget b)
 
 		do {
 			t0 = t3;
-			hot_a(5 * CHUNK / 2);
+			hot_a(mix[0] * CHUNK / 2);
 			t1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-			hot_b(3 * CHUNK / 2);
+			hot_b(mix[1] * CHUNK / 2);
 			t2 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-			hot_c(2 * CHUNK / 2);
+			hot_c(mix[2] * CHUNK / 2);
 			t3 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 			atomic_fetch_add_explicit(&truth_ns[0], t1 - t0, memory_order_relaxed);
 			atomic_fetch_add_explicit(&truth_ns[1], t2 - t1, memory_order_relaxed);
@@ -222,9 +228,9 @@ __attribute__((noinline)) static void hot3(struct budget b)
 		return;
 	}
 	do {
-		hot_a(5 * CHUNK / 2);
-		hot_b(3 * CHUNK / 2);
-		hot_c(2 * CHUNK / 2);
+		hot_a(mix[0] * CHUNK / 2);
+		hot_b(mix[1] * CHUNK / 2);
+		hot_c(mix[2] * CHUNK / 2);
 	} while (cpu_seconds() < end);
 }
 
@@ -411,6 +417,7 @@ static int run_forkstorm(int argc, char **argv)
 static int usage(void)
 {
 	fprintf(stderr, "usage: workload hot3 [SECONDS | --work SCALE]\n"
+		"       workload mix A:B:C [SECONDS]\n"
 		"       workload threads N [SECONDS | --work SCALE]\n"
 		"       workload deep D [SECONDS]\n"
 		"       workload forkexec PROG [ARG...]\n"
@@ -475,6 +482,14 @@ int main(int argc, char **argv)
 
 	if (!strcmp(mode, "hot3") && argc <= 4) {
 		if (budget_arg(argc, argv, 2, 1, &b))
+			return usage();
+		hot3(b);
+	} else if (!strcmp(mode, "mix") && argc > 2 && argc <= 4) {
+		int n = 0;
+
+		if (sscanf(argv[2], "%lu:%lu:%lu%n", &mix[0], &mix[1], &mix[2], &n) != 3 ||
+		    argv[2][n] || mix[0] > 20 || mix[1] > 20 || mix[2] > 20 ||
+		    !(mix[0] + mix[1] + mix[2]) || budget_arg(argc, argv, 3, 1, &b) || b.scale)
 			return usage();
 		hot3(b);
 	} else if (!strcmp(mode, "threads") && argc <= 5) {

@@ -13,6 +13,7 @@
 struct fnode {
 	char *name;
 	uint64_t value;
+	uint64_t base;			/* differential: the baseline's value */
 	struct fnode *child, *next;	/* first child, next sibling */
 };
 
@@ -28,6 +29,8 @@ struct flame {
 	struct keymap index;		/* parent pointer + name -> node */
 	struct pbuf key;		/* scratch */
 	const char *unit;		/* of the values: "samples" unless set */
+	bool diff;			/* differential (flame__set_diff) */
+	const char *baseline;		/* its second line: what A is */
 };
 
 #define FG_WIDTH	1200.0
@@ -38,6 +41,13 @@ struct flame {
 /* Narrower frames are left out (their samples stay in the parent's width):
  * a graph of 100 000 stacks stays a few MB that a browser opens at once. */
 #define FG_MIN_PX	0.3
+/* Differential: two more lines under the title (the baseline, the legend),
+ * full colour at the largest change but never under 5 points (a change
+ * as small as sampling noise stays pale), neutral grey for none. */
+#define FG_DIFF_PAD	36
+#define FG_DIFF_FULL	0.05
+#define FG_NEUTRAL	236
+#define FG_DEEP		40
 
 struct flame *flame__new(void)
 {
@@ -51,6 +61,12 @@ struct flame *flame__new(void)
 void flame__set_unit(struct flame *f, const char *unit)
 {
 	f->unit = unit;
+}
+
+void flame__set_diff(struct flame *f, const char *baseline)
+{
+	f->diff = true;
+	f->baseline = baseline;
 }
 
 static void free_node(struct fnode *n)
@@ -100,20 +116,35 @@ static struct fnode *child_of(struct flame *f, struct fnode *p, const char *name
 	return c;
 }
 
-int flame__add(struct flame *f, const char *const *frames, int nr, uint64_t value)
+/* The path of frames from the root, value added to each node's value
+ * (or base: the baseline's). */
+static int add_path(struct flame *f, const char *const *frames, int nr, uint64_t value, bool base)
 {
 	struct fnode *n = &f->root;
 
-	n->value += value;
+	*(base ? &n->base : &n->value) += value;
 	for (int i = 0; i < nr; i++) {
 		n = child_of(f, n, frames[i] && *frames[i] ? frames[i] : "[unknown]");
 		if (!n)
 			return -ENOMEM;
-		n->value += value;
+		*(base ? &n->base : &n->value) += value;
 	}
-	if (nr > f->max_depth)
-		f->max_depth = nr;
 	return 0;
+}
+
+int flame__add(struct flame *f, const char *const *frames, int nr, uint64_t value)
+{
+	int err = add_path(f, frames, nr, value, false);
+
+	if (!err && nr > f->max_depth)
+		f->max_depth = nr;
+	return err;
+}
+
+/* A frame of the baseline only has no width: the depth is B's. */
+int flame__add_base(struct flame *f, const char *const *frames, int nr, uint64_t value)
+{
+	return add_path(f, frames, nr, value, true);
 }
 
 /* A warm colour from the name, the same name the same colour. */
@@ -128,6 +159,57 @@ static void colour(const char *s, int *r, int *g, int *b)
 	*b = 30 + (int)((h >> 16) % 50);
 }
 
+/* Differential: a node's share of its side's total, B's and A's, and the
+ * change, as fractions. */
+static double share_of(uint64_t v, uint64_t total)
+{
+	return total ? (double)v / (double)total : 0.0;
+}
+
+static double change_of(const struct flame *f, const struct fnode *n)
+{
+	return share_of(n->value, f->root.value) - share_of(n->base, f->root.base);
+}
+
+/*
+ * Over the frames drawn: the largest |change| (*max); and the baseline's
+ * value of frames A has and B not (*vanished: each counted at its topmost
+ * such frame), which the graph cannot draw.
+ */
+static void diff_scan(const struct flame *f, const struct fnode *n, double scale, double *max,
+		      uint64_t *vanished)
+{
+	double c = change_of(f, n);
+
+	if (c < 0)
+		c = -c;
+	if (c > *max)
+		*max = c;
+	for (const struct fnode *k = n->child; k; k = k->next) {
+		if (!k->value)
+			*vanished += k->base;
+		else if ((double)k->value * scale >= FG_MIN_PX)
+			diff_scan(f, k, scale, max, vanished);
+	}
+}
+
+/* From neutral grey to red (grown, t > 0) or blue (shrunk, t < 0); the
+ * text white on deep blue. */
+static void diff_colour(double t, int *r, int *g, int *b, bool *light_text)
+{
+	double a = t < 0 ? -t : t;
+	int up, down;
+
+	if (a > 1)
+		a = 1;
+	up = FG_NEUTRAL + (int)((255 - FG_NEUTRAL) * a + 0.5);
+	down = FG_NEUTRAL - (int)((FG_NEUTRAL - FG_DEEP) * a + 0.5);
+	*r = t > 0 ? up : down;
+	*g = down;
+	*b = t < 0 ? up : down;
+	*light_text = t < 0 && a > 0.55;
+}
+
 static int compare_names(const void *a, const void *b)
 {
 	const struct fnode *x = *(const struct fnode *const *)a, *y = *(const struct fnode *const *)b;
@@ -135,29 +217,49 @@ static int compare_names(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static int write_node(const struct fnode *n, FILE *out, uint64_t x, int depth, int height,
-		      double scale, uint64_t total, const char *unit)
+/* The title's numbers after the name: "(N samples, P%)", or for a diff
+ * "(A: P%, B: P%, +C pts, N samples)" (N: B's, the width). */
+static void put_values(const struct flame *f, const struct fnode *n, FILE *out)
+{
+	if (f->diff) {
+		double c = 100.0 * change_of(f, n);
+
+		fprintf(out, " (A: %.2f%%, B: %.2f%%, %+.2f pts, %llu %s)",
+			100.0 * share_of(n->base, f->root.base), 100.0 * share_of(n->value, f->root.value),
+			c > -0.005 && c < 0.005 ? 0.0 : c, (unsigned long long)n->value, f->unit);
+		return;
+	}
+	fprintf(out, " (%llu %s, %.2f%%)", (unsigned long long)n->value, f->unit,
+		100.0 * share_of(n->value, f->root.value));
+}
+
+static int write_node(const struct flame *f, const struct fnode *n, FILE *out, uint64_t x,
+		      int depth, int height, double scale, double full)
 {
 	struct fnode **kids = NULL;
 	size_t nr = 0, i;
 	uint64_t cx = x;
 	double w = (double)n->value * scale;
 	const char *name = n->name ? n->name : "all";
+	bool light_text = false;
 	int r, g, b;
 
 	if (w < FG_MIN_PX)
 		return 0;
-	colour(name, &r, &g, &b);
-	if (!n->name)
+	if (f->diff)
+		diff_colour(change_of(f, n) / full, &r, &g, &b, &light_text);
+	else if (n->name)
+		colour(name, &r, &g, &b);
+	else
 		r = 230, g = 150, b = 60;
 	fprintf(out, "<g class=\"f\" data-x=\"%llu\" data-w=\"%llu\" data-d=\"%d\"><title>",
 		(unsigned long long)x, (unsigned long long)n->value, depth);
 	xml_fputs(out, name);
-	fprintf(out, " (%llu %s, %.2f%%)</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"rgb(%d,%d,%d)\" rx=\"2\"/><text x=\"%.2f\" y=\"%d\">",
-		(unsigned long long)n->value, unit, total ? 100.0 * (double)n->value / (double)total : 0.0,
+	put_values(f, n, out);
+	fprintf(out, "</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"rgb(%d,%d,%d)\" rx=\"2\"/><text x=\"%.2f\" y=\"%d\"%s>",
 		FG_PAD_SIDE + (double)x * scale, height - FG_PAD_BOTTOM - (depth + 1) * FG_FRAME_H,
 		w, FG_FRAME_H - 1, r, g, b, FG_PAD_SIDE + (double)x * scale + 3,
-		height - FG_PAD_BOTTOM - depth * FG_FRAME_H - 4);
+		height - FG_PAD_BOTTOM - depth * FG_FRAME_H - 4, light_text ? " style=\"fill:#fff\"" : "");
 	xml_fputs(out, name);
 	fputs("</text></g>\n", out);
 	/* children sorted by name, as FlameGraph does: the same graph for the
@@ -174,7 +276,7 @@ static int write_node(const struct fnode *n, FILE *out, uint64_t x, int depth, i
 		qsort(kids, nr, sizeof(*kids), compare_names);
 	}
 	for (i = 0; i < nr; i++) {
-		int err = write_node(kids[i], out, cx, depth + 1, height, scale, total, unit);
+		int err = write_node(f, kids[i], out, cx, depth + 1, height, scale, full);
 
 		if (err) {
 			free(kids);
@@ -192,7 +294,7 @@ static const char script[] =
 "var W=%.1f,P=%.1f,T=%llu,frames=[],zoomed=null,searchRe=null;\n"
 "function init(){var g=document.querySelectorAll('g.f');for(var i=0;i<g.length;i++){var e=g[i];"
 "frames.push({e:e,x:+e.getAttribute('data-x'),w:+e.getAttribute('data-w'),d:+e.getAttribute('data-d'),"
-"r:e.querySelector('rect'),t:e.querySelector('text'),n:e.querySelector('title').textContent.replace(/ \\([0-9]+ [a-z]+, [0-9.]+%%\\)$/,'')});"
+"r:e.querySelector('rect'),t:e.querySelector('text'),n:e.querySelector('title').textContent.replace(/ \\([^()]*\\)$/,'')});"
 "e.addEventListener('click',onclick);}"
 "document.getElementById('reset').addEventListener('click',function(){zoom(null)});"
 "document.getElementById('search').addEventListener('click',function(){search(prompt('Search (a regular expression)',''))});"
@@ -216,12 +318,32 @@ static const char script[] =
 "document.getElementById('matched').textContent=searchRe?'Matched: '+(100*hit/T).toFixed(2)+'%%':'';}\n"
 "window.addEventListener('load',init);\n";
 
+/* Differential: the baseline's line and the legend under the title. */
+static void write_diff_header(const struct flame *f, FILE *out, double full, uint64_t vanished)
+{
+	fprintf(out, "<text x=\"%.1f\" y=\"42\" text-anchor=\"middle\">", FG_WIDTH / 2);
+	xml_fputs(out, f->baseline ? f->baseline : "against the baseline A");
+	fprintf(out, "</text>\n<text x=\"%.1f\" y=\"60\" text-anchor=\"middle\">widths: B's %s; "
+		"colour: the change of a frame's share of its side's total, "
+		"red grew, blue shrank, full at %.2f points",
+		FG_WIDTH / 2, f->unit, 100.0 * full);
+	if (vanished)
+		fprintf(out, "; frames of A only (%.2f%% of A) not drawn: swap the sides to see them",
+			100.0 * share_of(vanished, f->root.base));
+	fputs("</text>\n", out);
+}
+
 int flame__write_svg(const struct flame *f, FILE *out, const char *title)
 {
-	int height = FG_PAD_TOP + FG_PAD_BOTTOM + (f->max_depth + 1) * FG_FRAME_H;
+	int pad_top = FG_PAD_TOP + (f->diff ? FG_DIFF_PAD : 0);
+	int height = pad_top + FG_PAD_BOTTOM + (f->max_depth + 1) * FG_FRAME_H;
 	double scale = f->root.value ? (FG_WIDTH - 2 * FG_PAD_SIDE) / (double)f->root.value : 0;
+	double full = FG_DIFF_FULL;
+	uint64_t vanished = 0;
 	int err;
 
+	if (f->diff)
+		diff_scan(f, &f->root, scale, &full, &vanished);
 	fprintf(out, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
 		"<svg version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
 		"xmlns=\"http://www.w3.org/2000/svg\">\n"
@@ -236,7 +358,9 @@ int flame__write_svg(const struct flame *f, FILE *out, const char *title)
 		"<text id=\"search\" x=\"%.1f\" y=\"24\" text-anchor=\"end\">Search</text>\n"
 		"<text id=\"matched\" x=\"%.1f\" y=\"%d\" text-anchor=\"end\"></text>\n",
 		FG_PAD_SIDE, FG_WIDTH - FG_PAD_SIDE, FG_WIDTH - FG_PAD_SIDE, height - 6);
-	err = write_node(&f->root, out, 0, 0, height, scale, f->root.value, f->unit);
+	if (f->diff)
+		write_diff_header(f, out, full, vanished);
+	err = write_node(f, &f->root, out, 0, 0, height, scale, full);
 	if (err)
 		return err;
 	fputs("<script type=\"text/ecmascript\"><![CDATA[\n", out);

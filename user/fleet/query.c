@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "fleet/answer.h"
+#include "fleet/diff.h"
 #include "fleet/fleet.h"
 #include "fleet/flamegraph.h"
 #include "fleet/hash.h"
@@ -28,6 +29,8 @@
 struct qargs {
 	const char *url, *svg;
 	struct fleet_sel sel;	/* the filters (selection.h) */
+	char *diff;		/* --diff's overrides: base is sel changed by them */
+	struct fleet_sel base;
 	int top;
 	bool children, totals, folded;
 };
@@ -38,6 +41,7 @@ static void query_usage(FILE *f)
 	fputs("usage: precord query URL [--host H] [--since TIME] [--until TIME] [--comm NAME]\n"
 	      "                 [--cgroup PATH] [--build-id HEX] [--event cpu|offcpu]\n"
 	      "                 [--top N [--children] | --totals | --folded | --flamegraph OUT.svg]\n"
+	      "                 [--diff KEY=VALUE,...]\n"
 	      "Report the samples in the store at URL (default --top 20).\n"
 	      "  --host H          only host H (the name given to push/--push)\n"
 	      "  --since TIME      only samples from TIME on: a duration back from now\n"
@@ -56,14 +60,39 @@ static void query_usage(FILE *f)
 	      "  --totals          one line per host: HOST SAMPLES FIRST LAST (UTC)\n"
 	      "  --folded          collapsed stacks, root first: a;b;c COUNT\n"
 	      "  --flamegraph OUT.svg  an interactive flame graph (one file, no network)\n"
+	      "  --diff KEY=VALUE,...  compare with a baseline A: the same filters with these\n"
+	      "                    changed (keys host, comm, cgroup, build-id, since, until;\n"
+	      "                    an empty value clears one), e.g. --since 1h --diff\n"
+	      "                    since=2h,until=1h; the filters above are B.  Shares are\n"
+	      "                    of each side's total.  --top: BEFORE%  AFTER%  CHANGE\n"
+	      "                    SYMBOL  DSO (points, largest change first); --folded:\n"
+	      "                    a;b;c COUNT_A COUNT_B (difffolded.pl's form);\n"
+	      "                    --flamegraph: B's widths, red grew, blue shrank\n"
 	      CH_CREDENTIALS_HELP,
 	      f);
+}
+
+/* --diff: the baseline A is the filters changed by its overrides. */
+static int diff_args(struct qargs *a, time_t now)
+{
+	char why[512];
+
+	if (a->totals) {
+		pr_err("query: --diff compares --top, --folded or --flamegraph, not --totals");
+		return 2;
+	}
+	a->base = a->sel;
+	if (fleet_sel__override(&a->base, a->diff, now, why, sizeof(why))) {
+		pr_err("query: %s", why);
+		return 2;
+	}
+	return 0;
 }
 
 static int parse_args(int argc, char **argv, struct qargs *a)
 {
 	enum { O_HOST = 1000, O_SINCE, O_UNTIL, O_COMM, O_CGROUP, O_BUILD_ID, O_TOP, O_CHILDREN,
-	       O_TOTALS, O_FOLDED, O_FLAME, O_EVENT };
+	       O_TOTALS, O_FOLDED, O_FLAME, O_EVENT, O_DIFF };
 	static const struct option lo[] = {
 		{ "host", required_argument, NULL, O_HOST },
 		{ "since", required_argument, NULL, O_SINCE },
@@ -77,6 +106,7 @@ static int parse_args(int argc, char **argv, struct qargs *a)
 		{ "folded", no_argument, NULL, O_FOLDED },
 		{ "flamegraph", required_argument, NULL, O_FLAME },
 		{ "event", required_argument, NULL, O_EVENT },
+		{ "diff", required_argument, NULL, O_DIFF },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -127,6 +157,7 @@ static int parse_args(int argc, char **argv, struct qargs *a)
 			}
 			a->sel.offcpu = !strcmp(optarg, "offcpu");
 			break;
+		case O_DIFF: a->diff = optarg; break;
 		case 'h':
 			query_usage(stdout);
 			return 1;
@@ -149,7 +180,7 @@ static int parse_args(int argc, char **argv, struct qargs *a)
 		return 2;
 	}
 	a->url = argv[optind];
-	return 0;
+	return a->diff ? diff_args(a, now) : 0;
 }
 
 static int run_sql(struct fleet_store *s, const char *sql, struct pbuf *out)
@@ -312,21 +343,27 @@ static FILE *open_svg(const char *path, char *tmp, size_t size)
 	return f;
 }
 
-static int report_flamegraph(const struct qargs *a, struct fleet_qstack *st, size_t n)
+/* The flame graph of st, or with d the differential one (diff.h). */
+static int report_flamegraph(const struct qargs *a, struct fleet_qstack *st, size_t n,
+			     const struct fleet_diff *d)
 {
 	struct flame *f = flame__new();
-	char title[512], what[400], tmp[4096];
+	char title[512], what[400], tmp[4096], baseline[512];
 	FILE *out;
 	int err;
 
 	if (!f)
 		return -ENOMEM;
-	err = fleet_output__flame(f, st, n);
 	/* the graph of off-CPU time says so: it is not read as CPU */
 	if (a->sel.offcpu)
 		flame__set_unit(f, "ns");
-	fleet_sel__describe(&a->sel, what, sizeof(what));
-	snprintf(title, sizeof(title), "precord: %s", what);
+	if (d) {
+		err = fleet_diff__flame(f, d, title, sizeof(title), baseline, sizeof(baseline));
+	} else {
+		err = fleet_output__flame(f, st, n);
+		fleet_sel__describe(&a->sel, what, sizeof(what));
+		snprintf(title, sizeof(title), "precord: %s", what);
+	}
 	out = err ? NULL : open_svg(a->svg, tmp, sizeof(tmp));
 	if (!err && !out) {
 		err = -errno;
@@ -341,6 +378,26 @@ static int report_flamegraph(const struct qargs *a, struct fleet_qstack *st, siz
 			pr_err("query: writing %s failed: %s", a->svg, strerror(-err));
 	}
 	flame__free(f);
+	return err;
+}
+
+/* --diff: both sides read, then compared (diff.h). */
+static int query_diff(struct fleet_store *s, const struct qargs *a)
+{
+	struct fleet_qstack *st[2] = { NULL, NULL };
+	size_t n[2] = { 0, 0 };
+	int err = load_stacks(s, &a->base, &st[FLEET_DIFF_A], &n[FLEET_DIFF_A]);
+
+	if (!err)
+		err = load_stacks(s, &a->sel, &st[FLEET_DIFF_B], &n[FLEET_DIFF_B]);
+	if (!err) {
+		struct fleet_diff d = { { st[0], st[1] }, { n[0], n[1] }, { &a->base, &a->sel } };
+
+		err = a->svg ? report_flamegraph(a, NULL, 0, &d) :
+			       fleet_diff__print(stdout, &d, a->folded, a->top, a->children);
+	}
+	fleet_answer__free(st[0], n[0]);
+	fleet_answer__free(st[1], n[1]);
 	return err;
 }
 
@@ -365,13 +422,17 @@ int fleet_query_main(int argc, char **argv)
 		err = query_totals(&s, &a.sel);
 		goto out;
 	}
+	if (a.diff) {
+		err = query_diff(&s, &a);
+		goto out;
+	}
 	err = load_stacks(&s, &a.sel, &st, &n);
 	if (err)
 		goto out;
 	if (a.folded)
 		err = fleet_output__folded(stdout, st, n);
 	else if (a.svg)
-		err = report_flamegraph(&a, st, n);
+		err = report_flamegraph(&a, st, n, NULL);
 	else
 		err = fleet_output__top(stdout, st, n, a.top, a.children);
 	fleet_answer__free(st, n);

@@ -8,6 +8,7 @@
 
 #include "fleet/http.h"
 #include "util/buf.h"
+#include "util/printable.h"
 
 static int parse_duration(const char *s, double *out)
 {
@@ -98,6 +99,97 @@ bool fleet_sel__valid_build_id(const char *s)
 		if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')))
 			return false;
 	return true;
+}
+
+/* The next item of a --diff SPEC at *at, unescaped in place ("\," a comma,
+ * "\\" a backslash) and NUL-terminated; *at moves past its comma (NULL
+ * after the last item).  -EINVAL for any other backslash. */
+static int next_item(char **at, char **item)
+{
+	char *r = *at, *w = *at;
+
+	*item = w;
+	for (; *r && *r != ','; r++) {
+		if (*r == '\\') {
+			if (r[1] != ',' && r[1] != '\\')
+				return -EINVAL;
+			r++;
+		}
+		*w++ = *r;
+	}
+	*at = *r ? r + 1 : NULL;
+	*w = 0;
+	return 0;
+}
+
+int fleet_sel__override(struct fleet_sel *sel, char *spec, time_t now, char *why, size_t size)
+{
+	static const char *const keys[] = { "host", "comm", "cgroup", "build-id", "since", "until" };
+	struct fleet_sel s = *sel;
+	unsigned int seen = 0;
+	char shown[PRINTABLE_MAX / 4], *at = spec, *item;
+
+	if (!*spec) {
+		snprintf(why, size, "--diff needs KEY=VALUE overrides of the filters for the baseline (keys host, comm, cgroup, build-id, since, until), e.g. --diff since=2h,until=1h");
+		return -EINVAL;
+	}
+	while (at) {
+		char *eq, *val;
+		size_t k;
+
+		if (next_item(&at, &item)) {
+			snprintf(why, size, "--diff: a '\\' in a value is written '\\,' (a comma) or '\\\\' (a backslash)");
+			return -EINVAL;
+		}
+		eq = strchr(item, '=');
+		if (!eq) {
+			snprintf(why, size, "--diff: '%s' is not KEY=VALUE (e.g. host=web1, since=2h, until=)",
+				 printable(shown, sizeof(shown), item));
+			return -EINVAL;
+		}
+		*eq = 0;
+		val = eq + 1;
+		for (k = 0; k < sizeof(keys) / sizeof(keys[0]) && strcmp(item, keys[k]); k++)
+			;
+		if (k == sizeof(keys) / sizeof(keys[0])) {
+			snprintf(why, size, "--diff: unknown key '%s'%s: give host, comm, cgroup, build-id, since or until",
+				 printable(shown, sizeof(shown), item),
+				 strcmp(item, "event") ? "" : " (both sides are of the same --event)");
+			return -EINVAL;
+		}
+		if (seen & (1u << k)) {
+			snprintf(why, size, "--diff: %s given twice", keys[k]);
+			return -EINVAL;
+		}
+		seen |= 1u << k;
+		switch (k) {
+		case 0: s.host = *val ? val : NULL; break;
+		case 1: s.comm = *val ? val : NULL; break;
+		case 2: s.cgroup = *val ? val : NULL; break;
+		case 3:
+			if (*val && !fleet_sel__valid_build_id(val)) {
+				snprintf(why, size, "--diff: bad build-id '%s': give the build-id in lower-case hex (perf buildid-list prints it)",
+					 printable(shown, sizeof(shown), val));
+				return -EINVAL;
+			}
+			s.build_id = *val ? val : NULL;
+			break;
+		default:
+			if (!*val)
+				*(k == 4 ? &s.since : &s.until) = 0;
+			else if (fleet_sel__parse_time(val, now, k == 4 ? &s.since : &s.until)) {
+				snprintf(why, size, "--diff: bad %s '%s': give a duration back from now (90s, 30m, 6h, 7d) or a UTC time (2026-11-27T10:00)",
+					 keys[k], printable(shown, sizeof(shown), val));
+				return -EINVAL;
+			}
+		}
+	}
+	if (s.until && s.since >= s.until) {
+		snprintf(why, size, "--diff: the baseline's since is not before its until: its range holds no time (e.g. --since 1h --diff since=2h,until=1h)");
+		return -EINVAL;
+	}
+	*sel = s;
+	return 0;
 }
 
 static void put_str(struct pbuf *w, const char *s)

@@ -31,6 +31,17 @@ int fleet_sel__parse_time(const char *s, time_t now, time_t *out);
 bool fleet_sel__valid_build_id(const char *s);
 
 /*
+ * The baseline of `query --diff SPEC`: sel changed by SPEC, comma-separated
+ * KEY=VALUE with the keys host, comm, cgroup, build-id, since and until,
+ * values as the options take them (times against NOW); an empty value
+ * clears that filter; "\," is a comma and "\\" a backslash in a value.
+ * SPEC is unescaped in place and sel points into it (argv outlives the
+ * query).  On a bad SPEC sel is unchanged and -EINVAL comes with one line
+ * in why (an unknown or repeated key, a bad value, an empty time range).
+ */
+int fleet_sel__override(struct fleet_sel *sel, char *spec, time_t now, char *why, size_t size);
+
+/*
  * The WHERE clause of the samples (NUL-terminated in W).  COMMITTED:
  * only rows of pushes the files table commits (the first complete push
  * of each file), checked on each shard with its own files.
