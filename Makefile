@@ -181,7 +181,18 @@ $(BUILD)/workloads/nofp-signal: tests/workloads/nofp/sighandler.c
 	$(Q)mkdir -p $(@D)
 	$(Q)gcc $(NOFP_CFLAGS) $< -o $@
 
-workloads: $(WORKLOADS) $(patsubst tests/workloads/lib/%.c,$(BUILD)/workloads/%.so,$(wildcard tests/workloads/lib/*.c)) $(BUILD)/workloads/nofp \
+# The Go workload (tests/bats/go.bats): stripped as Go services ship
+# (-s -w), built with Debian's go from the standard library only: its
+# cache and GOPATH in $(BUILD)/go, no module lookups, no network.
+GO ?= $(shell command -v go 2>/dev/null)
+$(BUILD)/workloads/hogo: tests/workloads/go/hogo.go
+	$(call msg,GO,$@)
+	$(Q)mkdir -p $(@D) $(BUILD)/go
+	$(Q)cd $(<D) && GOCACHE=$(abspath $(BUILD))/go/cache GOPATH=$(abspath $(BUILD))/go/path \
+		GO111MODULE=off GOPROXY=off GOTOOLCHAIN=local GOFLAGS= \
+		$(GO) build -ldflags='-s -w' -o $(abspath $@) $(<F)
+
+workloads: $(if $(GO),$(BUILD)/workloads/hogo) $(WORKLOADS) $(patsubst tests/workloads/lib/%.c,$(BUILD)/workloads/%.so,$(wildcard tests/workloads/lib/*.c)) $(BUILD)/workloads/nofp \
 	   $(BUILD)/workloads/nofp-exc $(BUILD)/workloads/nofp-signal
 
 unit-build: $(UNIT_BINS) $(REPLAYS) $(CFI_FIXTURES)

@@ -57,5 +57,6 @@ func main() {
 		alpha += hoGoAlpha(3 * time.Millisecond)
 		beta += hoGoBeta(1 * time.Millisecond)
 	}
-	fmt.Printf("hogo alpha_ns=%d beta_ns=%d\n", alpha.Nanoseconds(), beta.Nanoseconds())
+	fmt.Printf("truth pid=%d hoGoAlpha=%d hoGoBeta=%d\n", os.Getpid(), alpha.Nanoseconds(),
+		beta.Nanoseconds())
 }
