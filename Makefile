@@ -15,6 +15,7 @@ OBJ       := $(BUILD)/obj
 CC        ?= cc
 CLANG     ?= clang
 BPFTOOL   ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
+GO        ?= $(shell command -v go 2>/dev/null)
 PREFIX    ?= /usr/local
 DESTDIR   ?=
 ARCH      := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
@@ -133,6 +134,7 @@ $(BUILD)/fixtures/cfi_fixture_debug.so: tests/unit/fixtures/cfi_fixture.S
 
 $(BUILD)/tests/test_cfi_table: | $(CFI_FIXTURES)
 $(BUILD)/tests/test_table_store: | $(CFI_FIXTURES)
+$(BUILD)/tests/test_gopclntab: | $(if $(GO),$(BUILD)/workloads/hogo)
 $(BUILD)/tests/test_sparse_elf: | $(CFI_FIXTURES)
 $(BUILD)/tests/test_elf_sections: | $(CFI_FIXTURES)
 
@@ -184,7 +186,6 @@ $(BUILD)/workloads/nofp-signal: tests/workloads/nofp/sighandler.c
 # The Go workload (tests/bats/go.bats): stripped as Go services ship
 # (-s -w), built with Debian's go from the standard library only: its
 # cache and GOPATH in $(BUILD)/go, no module lookups, no network.
-GO ?= $(shell command -v go 2>/dev/null)
 $(BUILD)/workloads/hogo: tests/workloads/go/hogo.go
 	$(call msg,GO,$@)
 	$(Q)mkdir -p $(@D) $(BUILD)/go

@@ -30,7 +30,9 @@
  * ptrSize pc in 1.16, a u32 offset from textStart in 1.18+; checked
  * against the functab's) and an int32 nameOff into the name table at
  * funcnameOffset (NUL-terminated names).  Functions are in pc order; a
- * function ends where the next begins.
+ * function ends where the next begins.  A hostile table's functions may
+ * come in any order and overlap (as a hostile .symtab's may): each one
+ * read has start < end, and its name inside the table.
  */
 #ifndef PRECORD_ELF_GOPCLNTAB_H
 #define PRECORD_ELF_GOPCLNTAB_H
