@@ -196,6 +196,32 @@ static int go_note(struct elf_reads *rd, const struct go_scn *s, bool be, uint8_
 	return 0;
 }
 
+/* fd's ELF, its headers checked first, and what may be read of it. */
+static Elf *open_fd(int fd, struct elf_reads *rd)
+{
+	Elf *elf;
+
+	if (elf_version(EV_CURRENT) == EV_NONE || elf_headers_check_fd(fd))
+		return NULL;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (elf && elf_reads__init_fd(rd, elf, fd)) {
+		elf_end(elf);
+		elf = NULL;
+	}
+	return elf;
+}
+
+int gosyms__load_fd(struct gosyms *g, int fd, const char *file)
+{
+	struct elf_reads rd;
+	Elf *elf = open_fd(fd, &rd);
+	int err = elf ? gosyms__load(g, elf, &rd, file) : -ENOEXEC;
+
+	if (elf)
+		elf_end(elf);
+	return err;
+}
+
 static int go_id(int fd, __u8 id[BUILD_ID_SIZE])
 {
 	uint8_t desc[GO_NOTE_MAX], delta_le[8], digest[SHA256_DIGEST_BYTES], *pcln = NULL;
@@ -203,17 +229,12 @@ static int go_id(int fd, __u8 id[BUILD_ID_SIZE])
 	struct go_scn s;
 	struct sha256 h;
 	size_t len = 0;
-	Elf *elf;
+	Elf *elf = open_fd(fd, &rd);
 	int err;
 
-	if (elf_version(EV_CURRENT) == EV_NONE || elf_headers_check_fd(fd))
-		return -ENOEXEC;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		return -ENOEXEC;
-	err = elf_reads__init_fd(&rd, elf, fd);
-	if (!err)
-		err = scan(elf, &rd, &s);
+	err = scan(elf, &rd, &s);
 	if (!err)
 		err = go_note(&rd, &s, rd.be, desc, &len);
 	if (!err && !len)

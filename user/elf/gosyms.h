@@ -44,6 +44,9 @@ struct gosyms {
  * warning naming file; -ENOEXEC, -EIO, -ENOMEM.
  */
 int gosyms__load(struct gosyms *g, Elf *elf, struct elf_reads *rd, const char *file);
+/* The same for the ELF file open on fd (read with pread; its headers
+ * checked before libelf reads them): -ENOEXEC when they are refused. */
+int gosyms__load_fd(struct gosyms *g, int fd, const char *file);
 void gosyms__free(struct gosyms *g);		/* g's memory; g may be zeroed */
 
 /*

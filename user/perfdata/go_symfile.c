@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "elf/gosyms.h"
-#include "elf/headers.h"
 #include "elf/symfile.h"
 #include "perfdata/buildid_cache.h"
 #include "util/array.h"
@@ -55,20 +54,9 @@ static int make_file(const struct gosyms *g, const char *name, const __u8 *id, i
 int go_symfile__cache(const char *cache_dir, const char *name, const __u8 *id, int size,
 		      int fd, unsigned int flags)
 {
-	struct elf_reads rd;
 	struct gosyms g;
-	Elf *elf;
-	int err, mfd;
+	int err = gosyms__load_fd(&g, fd, name), mfd;
 
-	if (elf_version(EV_CURRENT) == EV_NONE || elf_headers_check_fd(fd))
-		return -ENOENT;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf)
-		return -ENOENT;
-	err = elf_reads__init_fd(&rd, elf, fd);
-	if (!err)
-		err = gosyms__load(&g, elf, &rd, name);
-	elf_end(elf);
 	if (err)
 		return err == -EFBIG || err == -ENOMEM ? err : -ENOENT;
 	mfd = make_file(&g, name, id, size);
