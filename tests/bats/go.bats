@@ -2,8 +2,8 @@
 # Stripped Go binaries (issue 21, acceptance 3; docs/perf-data.md, "Go
 # binaries"): tests/workloads/go/hogo.go built with `go build -ldflags='-s
 # -w'` (no .symtab, a .gopclntab, a Go build id and no GNU build-id) runs
-# main.hoGoAlpha and main.hoGoBeta, identical bodies, 3 ms and 1 ms in
-# turn, and prints the time each took (its ground truth).  perf report of
+# main.hoGoAlpha and main.hoGoBeta, identical bodies, for 3 ms and 1 ms of
+# CPU time in turn, and prints the CPU time each took (its ground truth).  perf report of
 # precord's recording (HOME holding the build-id cache precord filled),
 # precord export --pprof (go tool pprof) and precord push + query --top
 # must name both with the workload's split, within 10 points.

@@ -1,50 +1,67 @@
 // A Go workload for tests/bats/go.bats: two functions with identical
-// bodies, main.hoGoAlpha and main.hoGoBeta, called for SECONDS (default 2)
-// in turns of 3 ms and 1 ms of wall time.  Each function measures the
-// time it spends (its own ground truth, as CPU time is what the profiler
-// samples and the process runs alone on a CPU) and the program prints
+// bodies, main.hoGoAlpha and main.hoGoBeta, called in turn for SECONDS
+// of wall time (default 2), each running until its thread has used 3 ms
+// (alpha) or 1 ms (beta) of CPU time.  Each function measures the CPU
+// time its thread used while it ran (CLOCK_THREAD_CPUTIME_ID; the main
+// goroutine is locked to its thread): the ground truth of the test,
+// which a busy machine does not skew (wall time would be, by the waits
+// of a preempted turn).  At the end the program prints
 //
-//	hogo alpha_ns=N beta_ns=N
+//	truth pid=PID hoGoAlpha=NS hoGoBeta=NS
 //
-// at the end.  Built stripped: go build -ldflags='-s -w'.
+// the line tests/bats/helpers.bash's truth_share reads.  Built stripped:
+// go build -ldflags='-s -w'.
 package main
 
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
+	"syscall"
 	"time"
+	"unsafe"
 )
+
+const clockThreadCPUTime = 3 // CLOCK_THREAD_CPUTIME_ID
 
 var sink uint64
 
-//go:noinline
-func hoGoAlpha(d time.Duration) time.Duration {
-	t0 := time.Now()
-	x := sink
-	for time.Since(t0) < d {
-		for i := 0; i < 2000; i++ {
-			x = x*6364136223846793005 + 1442695040888963407
-		}
-	}
-	sink = x
-	return time.Since(t0)
+func threadCPU() int64 {
+	var ts syscall.Timespec
+	syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockThreadCPUTime,
+		uintptr(unsafe.Pointer(&ts)), 0)
+	return ts.Nano()
 }
 
 //go:noinline
-func hoGoBeta(d time.Duration) time.Duration {
-	t0 := time.Now()
+func hoGoAlpha(d int64) int64 {
+	t0 := threadCPU()
 	x := sink
-	for time.Since(t0) < d {
-		for i := 0; i < 2000; i++ {
+	for threadCPU()-t0 < d {
+		for i := 0; i < 20000; i++ {
 			x = x*6364136223846793005 + 1442695040888963407
 		}
 	}
 	sink = x
-	return time.Since(t0)
+	return threadCPU() - t0
+}
+
+//go:noinline
+func hoGoBeta(d int64) int64 {
+	t0 := threadCPU()
+	x := sink
+	for threadCPU()-t0 < d {
+		for i := 0; i < 20000; i++ {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+	}
+	sink = x
+	return threadCPU() - t0
 }
 
 func main() {
+	runtime.LockOSThread()
 	secs := 2.0
 	if len(os.Args) > 1 {
 		if v, err := strconv.ParseFloat(os.Args[1], 64); err == nil && v > 0 {
@@ -52,11 +69,10 @@ func main() {
 		}
 	}
 	end := time.Now().Add(time.Duration(secs * float64(time.Second)))
-	var alpha, beta time.Duration
+	var alpha, beta int64
 	for time.Now().Before(end) {
-		alpha += hoGoAlpha(3 * time.Millisecond)
-		beta += hoGoBeta(1 * time.Millisecond)
+		alpha += hoGoAlpha(int64(3 * time.Millisecond))
+		beta += hoGoBeta(int64(1 * time.Millisecond))
 	}
-	fmt.Printf("truth pid=%d hoGoAlpha=%d hoGoBeta=%d\n", os.Getpid(), alpha.Nanoseconds(),
-		beta.Nanoseconds())
+	fmt.Printf("truth pid=%d hoGoAlpha=%d hoGoBeta=%d\n", os.Getpid(), alpha, beta)
 }
