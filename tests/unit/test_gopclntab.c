@@ -282,6 +282,48 @@ TEST(made_hostile)
 	pbuf_free(&b);
 }
 
+static int count_one(void *ctx, uint64_t off, const struct gopclntab_func *f)
+{
+	(void)off;
+	*(uint64_t *)ctx += f->name_len;
+	return 0;
+}
+
+/* 64 functions all pointing at one 1000-byte name: the names copied out
+ * stop at the table's size, the rest counted. */
+TEST(names_bounded)
+{
+	static char names[64][8];
+	static char longname[1001];
+	struct mfunc fs[64];
+	struct pbuf b = { 0 };
+	struct gosyms g = { 0 };
+	uint64_t pcln, name_bytes = 0, funcs, longoff;
+
+	for (int i = 0; i < 64; i++) {
+		snprintf(names[i], sizeof(names[i]), "f%d", i);
+		fs[i] = (struct mfunc){ names[i], 0x401000 + 16 * (uint64_t)i,
+					0x401010 + 16 * (uint64_t)i };
+	}
+	build_table(&(struct layout){ 118, 8, false, NULL }, fs, 64, 0x401000, &b);
+	pcln = b.data[8 + 7 * 8] | (uint64_t)b.data[8 + 7 * 8 + 1] << 8;
+	funcs = pcln + (2 * 64 + 1) * 4;
+	longoff = b.len - (8 + 8 * 8);		/* from the name table at 72 */
+	memset(longname, 'L', 1000);
+	pbuf_put(&b, longname, 1001);
+	for (int i = 0; i < 64; i++)		/* 1.18: 4-byte entry, then nameOff */
+		put_word(&b, funcs + (uint64_t)i * (8 + 8 * 4) + 4, 4, false, longoff);
+	CHECK_EQ(gopclntab__open(&g.tab, b.data, b.len, 0), 0);
+	g.text_addr = 0x401000;
+	g.text_off = 0x1000;
+	g.text_size = 0x10000;
+	CHECK_EQ(read_all(b.data, b.len, 0), 64);	/* each one is fine */
+	CHECK_EQ(gosyms__each(&g, "names_bounded", count_one, &name_bytes), 0);
+	CHECK(name_bytes <= b.len);
+	CHECK_EQ(name_bytes, (b.len / 1000) * 1000);
+	pbuf_free(&b);
+}
+
 /* ---- the real table ------------------------------------------------------- */
 
 struct real {
@@ -492,6 +534,7 @@ int main(int argc, char **argv)
 		 slash ? (int)(slash - argv[0]) : 1, slash ? argv[0] : ".");
 	RUN(made_layouts);
 	RUN(made_hostile);
+	RUN(names_bounded);
 	RUN(real_table);
 	RUN(real_hostile);
 	RUN(symfile_round_trip);

@@ -151,15 +151,20 @@ int gosyms__each(const struct gosyms *g, const char *file,
 		 int (*fn)(void *ctx, uint64_t off, const struct gopclntab_func *f), void *ctx)
 {
 	struct gopclntab_func f;
-	uint64_t off, bad = 0;
+	uint64_t off, bad = 0, name_bytes = 0;
 	char shown[PRINTABLE_MAX];
 	int err = 0;
 
 	for (uint64_t i = 0; i < g->tab.nfunc && !err; i++) {
-		if (gosyms__func(g, i, &f, &off))
+		/* a real table holds each name once: names pointed at again
+		 * and again (4 KiB by 2^22 functions) are not copied past
+		 * the table's own size */
+		if (gosyms__func(g, i, &f, &off) || f.name_len > g->tab.size - name_bytes) {
 			bad++;
-		else
-			err = fn(ctx, off, &f);
+			continue;
+		}
+		name_bytes += f.name_len;
+		err = fn(ctx, off, &f);
 	}
 	if (bad || g->tab.over)
 		pr_warn("%s: %llu of the %llu functions of its .gopclntab not read (%llu bogus entries, %llu past the limit of %u)",

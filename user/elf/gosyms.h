@@ -57,9 +57,11 @@ void gosyms__free(struct gosyms *g);		/* g's memory; g may be zeroed */
 int gosyms__func(const struct gosyms *g, uint64_t i, struct gopclntab_func *f, uint64_t *off);
 
 /*
- * fn for every function gosyms__func gives (off: its file offset); the
- * entries skipped and the functions past GOPCLNTAB_MAX_FUNCS are counted
- * and said in one warning naming file.  fn's first non-zero return ends
+ * fn for every function gosyms__func gives (off: its file offset) while
+ * their names' bytes sum to at most the table's size (a real table holds
+ * each name once; a hostile one may point 2^22 functions at one 4 KiB
+ * name); the entries skipped and the functions past GOPCLNTAB_MAX_FUNCS
+ * are counted and said in one warning naming file.  fn's first non-zero return ends
  * the walk and is returned; else 0.
  */
 int gosyms__each(const struct gosyms *g, const char *file,
