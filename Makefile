@@ -15,6 +15,7 @@ OBJ       := $(BUILD)/obj
 CC        ?= cc
 CLANG     ?= clang
 BPFTOOL   ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
+GO        ?= $(shell command -v go 2>/dev/null)
 PREFIX    ?= /usr/local
 DESTDIR   ?=
 ARCH      := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
@@ -133,6 +134,7 @@ $(BUILD)/fixtures/cfi_fixture_debug.so: tests/unit/fixtures/cfi_fixture.S
 
 $(BUILD)/tests/test_cfi_table: | $(CFI_FIXTURES)
 $(BUILD)/tests/test_table_store: | $(CFI_FIXTURES)
+$(BUILD)/tests/test_gopclntab: | $(if $(GO),$(BUILD)/workloads/hogo)
 $(BUILD)/tests/test_sparse_elf: | $(CFI_FIXTURES)
 $(BUILD)/tests/test_elf_sections: | $(CFI_FIXTURES)
 
@@ -181,7 +183,17 @@ $(BUILD)/workloads/nofp-signal: tests/workloads/nofp/sighandler.c
 	$(Q)mkdir -p $(@D)
 	$(Q)gcc $(NOFP_CFLAGS) $< -o $@
 
-workloads: $(WORKLOADS) $(patsubst tests/workloads/lib/%.c,$(BUILD)/workloads/%.so,$(wildcard tests/workloads/lib/*.c)) $(BUILD)/workloads/nofp \
+# The Go workload (tests/bats/go.bats): stripped as Go services ship
+# (-s -w), built with Debian's go from the standard library only: its
+# cache and GOPATH in $(BUILD)/go, no module lookups, no network.
+$(BUILD)/workloads/hogo: tests/workloads/go/hogo.go
+	$(call msg,GO,$@)
+	$(Q)mkdir -p $(@D) $(BUILD)/go
+	$(Q)cd $(<D) && GOCACHE=$(abspath $(BUILD))/go/cache GOPATH=$(abspath $(BUILD))/go/path \
+		GO111MODULE=off GOPROXY=off GOTOOLCHAIN=local GOFLAGS= \
+		$(GO) build -ldflags='-s -w' -o $(abspath $@) $(<F)
+
+workloads: $(if $(GO),$(BUILD)/workloads/hogo) $(WORKLOADS) $(patsubst tests/workloads/lib/%.c,$(BUILD)/workloads/%.so,$(wildcard tests/workloads/lib/*.c)) $(BUILD)/workloads/nofp \
 	   $(BUILD)/workloads/nofp-exc $(BUILD)/workloads/nofp-signal
 
 unit-build: $(UNIT_BINS) $(REPLAYS) $(CFI_FIXTURES)

@@ -19,8 +19,10 @@
 #include <unistd.h>
 
 #include "elf/buildid.h"
+#include "elf/gosyms.h"
 #include "elf/headers.h"
 #include "perfdata/buildid_cache.h"
+#include "perfdata/go_symfile.h"
 #include "record/synth.h"
 #include "util/array.h"
 #include "util/buf.h"
@@ -509,7 +511,7 @@ static int open_mapped_retry(struct dso_table *dt, __u32 pid, __u64 start, __u64
 
 static int read_build_id(struct dso_table *dt, int fd, const char *name, __u8 *bid)
 {
-	int n = elf_build_id_fd(fd, bid);
+	int n = elf_build_id_or_go_fd(fd, bid);	/* a stripped Go binary: precord's id */
 
 	if (n == -E2BIG && dt->too_big++ < E2BIG_WARN_MAX)
 		pr_warn("%s: more than %u sections or %u segments: its build-id is not read",
@@ -813,10 +815,15 @@ int dso_table__finish(struct dso_table *dt, const char *cache_dir, bool kernel,
 		};
 		memcpy(dt->out[n++].id, d->bid, d->bid_size);
 		if (cache_dir && d->hit && d->fd >= 0) {
-			int err = buildid_cache__add_fd(cache_dir, d->name, d->bid, d->bid_size,
-							d->fd, d->private_path ?
-							BUILDID_CACHE_PRIVATE : 0);
+			unsigned int flags = d->private_path ? BUILDID_CACHE_PRIVATE : 0;
+			/* a stripped Go binary: its names, not its bytes */
+			int err = go_symfile__cache(cache_dir, d->name, d->bid, d->bid_size, d->fd,
+						    flags);
 			char shown[PRINTABLE_MAX];
+
+			if (err == -ENOENT)
+				err = buildid_cache__add_fd(cache_dir, d->name, d->bid, d->bid_size,
+							    d->fd, flags);
 
 			if (err)
 				pr_debug("cannot add %s to the build-id cache: %s",

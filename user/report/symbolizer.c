@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "elf/buildid.h"
+#include "elf/gosyms.h"
 #include "perfdata/buildid_cache.h"
 #include "precord/perf_file.h"
 #include "report/maptree.h"
@@ -393,7 +394,7 @@ static bool bid_matches(const struct sdso *d, int fd, const char *path)
 
 	if (!d->bid_size)
 		return true;
-	n = elf_build_id_fd(fd, id);
+	n = elf_build_id_or_go_fd(fd, id);	/* a stripped Go binary: precord's id */
 	if (n >= d->bid_size && !memcmp(id, d->bid, (size_t)d->bid_size))
 		return true;
 	pr_debug("%s: build-id does not match the recorded %s", path, d->hex);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "elf/gosyms.h"
 #include "elf/headers.h"
 #include "elf/sections.h"
 #include "jit/perfmap.h"
@@ -241,6 +242,26 @@ static int syms_admit(struct elf_reads *rd, Elf *elf, const GElf_Shdr *sh, const
 	return -EFBIG;
 }
 
+static int go_add(void *ctx, uint64_t off, const struct gopclntab_func *f)
+{
+	return builder_add(ctx, off, off + (f->end - f->start), f->name, f->name_len, NULL, 0, 0);
+}
+
+/* A stripped Go binary's functions, from its .gopclntab (elf/gosyms.h):
+ * 0, or -ENOENT (not one), -EBADMSG (a table of no known layout),
+ * -EFBIG (over the limits; both said in one warning), -ENOMEM. */
+static int load_go(Elf *elf, struct elf_reads *rd, const char *name, struct builder *b)
+{
+	struct gosyms g;
+	int err = gosyms__load(&g, elf, rd, name);
+
+	if (err)
+		return err == -ENOEXEC ? -ENOENT : err;
+	err = gosyms__each(&g, name, go_add, b);
+	gosyms__free(&g);
+	return err;
+}
+
 /*
  * Functions of syms (its .symtab, else .dynsym; only .symtab when layout
  * is another file) placed at file offsets of layout, whose section
@@ -269,8 +290,10 @@ static struct symtab *load_elf(Elf *syms, struct elf_reads *rd, Elf *layout, con
 		}
 	}
 	i = find_section(sh_syms, nr, SHT_SYMTAB);
-	if (!i && layout == syms)
-		i = find_section(sh_syms, nr, SHT_DYNSYM);
+	if (!i && layout == syms) {
+		err = load_go(syms, rd, name, &b);
+		i = err == -ENOENT || err == -EBADMSG ? find_section(sh_syms, nr, SHT_DYNSYM) : 0;
+	}
 	if (i && sh_syms[i].sh_link < nr &&
 	    syms_admit(rd, syms, &sh_syms[i], name, layout != syms ? " (its debug file)" : "")) {
 		err = -EFBIG;
