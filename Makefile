@@ -18,10 +18,10 @@ BPFTOOL   ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
 PREFIX    ?= /usr/local
 DESTDIR   ?=
 ARCH      := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
-PKGS      := libbpf libelf libdw zlib libprotobuf-c libcurl
+PKGS      := libbpf libelf libdw zlib libprotobuf-c libcurl libdebuginfod
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -ldw -lz -lprotobuf-c -lcurl)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -ldw -lz -lprotobuf-c -lcurl -ldebuginfod)
 
 CFLAGS    ?= -O2 -g
 override CFLAGS += -std=gnu11 -Wall -Wextra -Werror -MMD -MP -D_GNU_SOURCE \
