@@ -101,6 +101,8 @@ static const char *err_str(int err)
 		return "no answer by the deadline (--debuginfod-timeout)";
 	case -EFBIG:
 		return "over the byte budget (--debuginfod-max)";
+	case -EBADMSG:
+		return "what it served is not a debug file of the DSO (ELF headers, build-id, .symtab)";
 	default:
 		return strerror(-err);
 	}
@@ -263,6 +265,28 @@ static void server_failed(struct debuginfo *di, int err, const char *url)
 	pthread_mutex_unlock(&di->lock);
 }
 
+/*
+ * Our download cache keeps nothing of hex: a file found is in the
+ * build-id cache (we hold it open), a miss in ours, and libdebuginfod's
+ * own negative entry (an empty file it makes even for an aborted
+ * transfer) would turn a timeout into a "not found" for 10 minutes.
+ */
+static void forget_download(struct debuginfo *di, const char *hex)
+{
+	char rel[BUILD_ID_HEX_SIZE + 16];
+	int fd;
+
+	if (!di->dl_cache)
+		return;
+	fd = open(di->dl_cache, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	snprintf(rel, sizeof(rel), "%s/debuginfo", hex);
+	unlinkat(fd, rel, 0);
+	unlinkat(fd, hex, AT_REMOVEDIR);
+	close(fd);
+}
+
 /* Ask the servers: the downloaded file's fd (checked), or -errno. */
 static int find_server(struct debuginfo *di, const struct debuginfo_dso *d, const char *hex,
 		       __u64 deadline)
@@ -297,6 +321,7 @@ static int find_server(struct debuginfo *di, const struct debuginfo_dso *d, cons
 	if (debuginfod_get_url(c))
 		snprintf(url, sizeof(url), "%s", debuginfod_get_url(c));
 	debuginfod_end(c);
+	forget_download(di, hex);
 	if (fd < 0 && (t.over_time || t.over_bytes))
 		fd = t.over_time ? -ETIMEDOUT : -EFBIG;	/* aborted: not a miss */
 	if (fd == -ENOENT) {
@@ -318,25 +343,16 @@ static int find_server(struct debuginfo *di, const struct debuginfo_dso *d, cons
 		pthread_mutex_unlock(&di->lock);
 	}
 	err = elf_debug_file_check(fd, d->id, d->id_size);
-	/* our download cache keeps nothing: the build-id cache has it */
-	if (path && di->dl_cache && !strncmp(path, di->dl_cache, strlen(di->dl_cache))) {
-		char *slash = strrchr(path, '/');
-
-		unlink(path);
-		if (slash) {		/* its <hex> directory, empty now */
-			*slash = '\0';
-			rmdir(path);
-		}
-	}
 	free(path);
 	if (err) {
 		char shown[PRINTABLE_MAX];
 
 		close(fd);
 		COUNT(di, refused);
-		pr_warn("debuginfod: the debug file served for %s (%s) was refused: %s",
-			printable(shown, sizeof(shown), d->name), hex, strerror(-err));
-		return err;
+		pr_debug("debuginfod: the file served for %s (%s) was refused: %s",
+			 printable(shown, sizeof(shown), d->name), hex, strerror(-err));
+		server_failed(di, -EBADMSG, url);	/* said in the one warning */
+		return -EBADMSG;
 	}
 	return fd;
 }
