@@ -237,11 +237,15 @@ warnings() { grep -c '^precord: warning:' "$1.err" || true; }
 		echo "$f: pprof $x%, measured $t%" >&2
 		within "$x" "$t" 5
 	done
-	# push from a host whose cache has no debug file: the lookup fetches it
-	rm -rf "$HOME/.debug"
+	# push from a host whose cache has the binary (the recording put it
+	# there) but not its debug file: the lookup fetches it again
+	rm "$CACHED"
 	fleet_cluster_start 1
 	U1=${FLEET_URLS[0]}
+	n0=$(requests)
 	DEBUGINFOD_URLS=$URL "$PRECORD" push "$U1" --host dbgi p.data
+	[ -s "$CACHED" ]
+	[ "$(requests)" -eq $((n0 + 1)) ]
 	"$PRECORD" query "$U1" --host dbgi --top 20 > top.txt
 	cat top.txt >&2
 	for f in "${FUNCS[@]}"; do
