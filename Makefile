@@ -119,7 +119,8 @@ $(BUILD)/fuzz/replay_%: $(OBJ)/tests/fuzz/fuzz_%.o $(OBJ)/tests/fuzz/replay_main
 # The unwind-table fixture (tests/unit/test_cfi_table.c): hand-written
 # CFI, as .eh_frame and as .debug_frame only; small pages keep the files
 # (fuzz seeds too) near 2 KB.
-CFI_FIXTURES := $(BUILD)/fixtures/cfi_fixture.so $(BUILD)/fixtures/cfi_fixture_debug.so
+CFI_FIXTURES := $(BUILD)/fixtures/cfi_fixture.so $(BUILD)/fixtures/cfi_fixture_debug.so \
+		$(BUILD)/fixtures/cfi_fixture_link.so
 
 $(BUILD)/fixtures/cfi_fixture.so: tests/unit/fixtures/cfi_fixture.S
 	$(call msg,AS,$@)
@@ -131,6 +132,12 @@ $(BUILD)/fixtures/cfi_fixture_debug.so: tests/unit/fixtures/cfi_fixture.S
 	$(Q)mkdir -p $(@D)
 	$(Q)gcc -DDEBUG_FRAME -shared -nostdlib -Wl,--build-id -Wl,-z,max-page-size=64 -Wl,-z,noseparate-code $< -o $@
 
+# with a .gnu_debuglink naming cfi_fixture_debug.so (tests/unit/test_debuginfo.c)
+$(BUILD)/fixtures/cfi_fixture_link.so: $(BUILD)/fixtures/cfi_fixture.so $(BUILD)/fixtures/cfi_fixture_debug.so
+	$(call msg,OBJCOPY,$@)
+	$(Q)cd $(@D) && objcopy --add-gnu-debuglink=cfi_fixture_debug.so cfi_fixture.so $(@F)
+
+$(BUILD)/tests/test_debuginfo: | $(CFI_FIXTURES)
 $(BUILD)/tests/test_cfi_table: | $(CFI_FIXTURES)
 $(BUILD)/tests/test_table_store: | $(CFI_FIXTURES)
 $(BUILD)/tests/test_sparse_elf: | $(CFI_FIXTURES)
