@@ -51,30 +51,12 @@ static int write_file(const char *path, const void *p, size_t len)
 	return ok ? 0 : -1;
 }
 
-static unsigned char *slurp(const char *path, size_t *len)
-{
-	struct stat st;
-	unsigned char *p = NULL;
-	int fd = open(path, O_RDONLY);
-
-	if (fd >= 0 && !fstat(fd, &st) && (p = malloc((size_t)st.st_size)) &&
-	    read(fd, p, (size_t)st.st_size) == st.st_size) {
-		*len = (size_t)st.st_size;
-		close(fd);
-		return p;
-	}
-	free(p);
-	if (fd >= 0)
-		close(fd);
-	return NULL;
-}
-
 /* Copy src to dst; strip: its SHT_SYMTAB made PROGBITS (no .symtab);
  * sparse: the .symtab moved 64 MiB past the end, into a hole. */
 static int copy_elf(const char *src, const char *dst, bool strip, bool sparse)
 {
 	size_t len, i;
-	unsigned char *p = slurp(src, &len);
+	unsigned char *p = harness_slurp(src, &len);
 	Elf64_Ehdr *eh = (Elf64_Ehdr *)p;
 	Elf64_Shdr *sh;
 	uint64_t off = ((uint64_t)len + 4095) & ~4095ull;
