@@ -120,6 +120,7 @@ warnings() { grep -c '^precord: warning:' "$1.err" || true; }
 	[ "$(warnings p.data)" -eq 0 ]
 	# the cache's file is the served one, private, and the download gone
 	cmp "$CACHED" srv/ss.debug
+	[[ "$(stat -c %a "$CACHED")" == ?00 ]]
 	[ "$(stat -c %a "$HOME/.debug/.precord")" = 700 ]
 	[ -z "$(find "$HOME/.debug/.precord/debuginfod" -type f -name debuginfo)" ]
 	# a second recording finds it in the cache: no request

@@ -1122,7 +1122,8 @@ int buildid_cache__add_debug_fd(const char *cache_dir, const char *name, const _
 	if (!S_ISREG(st.st_mode))
 		return -EINVAL;
 	src.size = (__u64)st.st_size;
-	src.mode = copy_mode(&dso, flags);	/* as readable as the DSO's copy */
+	/* the owner's only: a server may serve what its users may read */
+	src.mode = copy_mode(&dso, flags) & 0700;
 	return cache_add(cache_dir, name, id, size, &src);
 }
 

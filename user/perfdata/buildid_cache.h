@@ -106,9 +106,10 @@ int buildid_cache__add_fd(const char *cache_dir, const char *name,
 /*
  * The debug file open on debug_fd as the one of the DSO called name (an
  * absolute path) with build-id id: DIR/<path>/<hex>/debug, where stock
- * perf report reads a build-id's debug file with no option; no more
- * readable than the DSO's own copy would be (dso_fd: the DSO, for its
- * mode; flags as add_fd).  The caller has checked the file
+ * perf report reads a build-id's debug file with no option; readable by
+ * the cache's owner only (a debuginfod server may serve what only its
+ * users may read), at most as the DSO's own copy (dso_fd: the DSO, for
+ * its mode; flags as add_fd).  The caller has checked the file
  * (elf/debugfile.h).  Returns as add_fd.
  */
 int buildid_cache__add_debug_fd(const char *cache_dir, const char *name, const __u8 *id,
