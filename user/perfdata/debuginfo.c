@@ -30,6 +30,7 @@ struct debuginfo {
 	pthread_mutex_t lock;
 	struct debug_misses *misses;	/* NULL: none read (no server) */
 	int private_fd;			/* DIR/.precord, -1 */
+	int null_fd;			/* libdebuginfod's verbose output, -1 */
 	bool server_failed;		/* not asked again */
 	int first_err;			/* the first failure, for the warning */
 	char first_url[256];
@@ -75,6 +76,7 @@ struct debuginfo *debuginfo__new(const struct debuginfo_config *cfg)
 	if (!di->cfg.max_bytes)
 		di->cfg.max_bytes = DEBUGINFO_MAX_BYTES_DEFAULT;
 	di->private_fd = -1;
+	di->null_fd = -1;
 	di->cache_dir = cfg->cache_dir ? strdup(cfg->cache_dir) : NULL;
 	di->root = strdup(cfg->debug_root ? cfg->debug_root : DEBUGINFO_ROOT_DEFAULT);
 	if ((cfg->cache_dir && !di->cache_dir) || !di->root) {
@@ -89,6 +91,10 @@ struct debuginfo *debuginfo__new(const struct debuginfo_config *cfg)
 		di->misses = debug_misses__load(di->private_fd, (__u64)time(NULL),
 						DEBUG_MISSES_TTL);
 		setup_env(di);
+		/* libdebuginfod prints some lines (its settings) to its
+		 * verbose fd even when it is -1, where glibc 2.36's dprintf
+		 * leaks its buffer: /dev/null instead */
+		di->null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	}
 	return di;
 }
@@ -132,6 +138,8 @@ void debuginfo__free(struct debuginfo *di)
 	debug_misses__free(di->misses);
 	if (di->private_fd >= 0)
 		close(di->private_fd);
+	if (di->null_fd >= 0)
+		close(di->null_fd);
 	pthread_mutex_destroy(&di->lock);
 	free(di->dl_cache);
 	free(di->cache_dir);
@@ -317,6 +325,8 @@ static int find_server(struct debuginfo *di, const struct debuginfo_dso *d, cons
 		return -ENOMEM;
 	debuginfod_set_user_data(c, &t);
 	debuginfod_set_progressfn(c, transfer_progress);
+	if (di->null_fd >= 0)
+		debuginfod_set_verbose_fd(c, di->null_fd);
 	fd = debuginfod_find_debuginfo(c, d->id, d->id_size, &path);
 	if (debuginfod_get_url(c))
 		snprintf(url, sizeof(url), "%s", debuginfod_get_url(c));
