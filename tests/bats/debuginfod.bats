@@ -4,7 +4,9 @@
 # functions are static, is stripped (strip --strip-all: no .symtab, no
 # .gnu_debuglink) and its debug file (objcopy --only-keep-debug) served
 # by Debian's debuginfod -F, started here on a free loopback port; there
-# is no local copy of it, so only the server can name the functions.
+# is no local copy of it, so only the server can name the functions (one
+# test puts it in a --debug-root tree, or beside the binary through a
+# .gnu_debuglink, instead: named with no server, acceptance 4).
 # Hostile servers (tests/tools/debuginfod-hostile: never answers,
 # trickles, 1 GiB, 404) and a closed port check the bounds.  Expectations
 # come from the same run: the workload's measured time in each function
@@ -143,6 +145,25 @@ warnings() { grep -c '^precord: warning:' "$1.err" || true; }
 	! names q.data | grep -q dbg_static_
 	[ ! -e "$CACHED" ]
 	[ "$(requests)" -eq "$n0" ]
+}
+
+@test "local debug files: under --debug-root's .build-id tree, and by .gnu_debuglink, named without any server" {
+	# a /usr/lib/debug-like tree of the test's own
+	mkdir -p "dbgroot/.build-id/${HEX:0:2}"
+	cp srv/ss.debug "dbgroot/.build-id/${HEX:0:2}/${HEX:2}.debug"
+	record p.data --debug-root "$T/dbgroot"
+	lint p.data
+	[ -s "$CACHED" ]
+	like_truth share p.data "$T/truth" 5 "${FUNCS[@]}"
+	[ ! -e "$HOME/.debug/.precord" ]	# no server: nothing of debuginfod
+	# .gnu_debuglink: the debug file in .debug/ beside the binary
+	rm -rf "$HOME/.debug" dbgroot
+	objcopy --add-gnu-debuglink=srv/ss.debug bin/ss
+	mkdir bin/.debug
+	cp srv/ss.debug bin/.debug/
+	record q.data --debug-root "$T/nothing"
+	[ -s "$CACHED" ]
+	like_truth share q.data "$T/truth" 5 "${FUNCS[@]}"
 }
 
 @test "a server's 'not found' is remembered: the next recording does not ask" {
