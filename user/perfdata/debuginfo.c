@@ -245,10 +245,10 @@ static int transfer_progress(debuginfod_client *c, long a, long b)
 {
 	struct transfer *t = debuginfod_get_user_data(c);
 
-	(void)b;
 	if (clock_ns(CLOCK_MONOTONIC) >= t->deadline)
 		t->over_time = true;
-	if (a > 0 && (__u64)a > t->budget)
+	/* what came, or what the answer says will come (Content-Length) */
+	if ((a > 0 && (__u64)a > t->budget) || (b > 0 && (__u64)b > t->budget))
 		t->over_bytes = true;
 	return t->over_time || t->over_bytes;
 }
