@@ -19,10 +19,10 @@ GO        ?= $(shell command -v go 2>/dev/null)
 PREFIX    ?= /usr/local
 DESTDIR   ?=
 ARCH      := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
-PKGS      := libbpf libelf libdw zlib libprotobuf-c libcurl
+PKGS      := libbpf libelf libdw zlib libprotobuf-c libcurl libdebuginfod
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -ldw -lz -lprotobuf-c -lcurl)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -ldw -lz -lprotobuf-c -lcurl -ldebuginfod)
 
 CFLAGS    ?= -O2 -g
 override CFLAGS += -std=gnu11 -Wall -Wextra -Werror -MMD -MP -D_GNU_SOURCE \
@@ -120,7 +120,8 @@ $(BUILD)/fuzz/replay_%: $(OBJ)/tests/fuzz/fuzz_%.o $(OBJ)/tests/fuzz/replay_main
 # The unwind-table fixture (tests/unit/test_cfi_table.c): hand-written
 # CFI, as .eh_frame and as .debug_frame only; small pages keep the files
 # (fuzz seeds too) near 2 KB.
-CFI_FIXTURES := $(BUILD)/fixtures/cfi_fixture.so $(BUILD)/fixtures/cfi_fixture_debug.so
+CFI_FIXTURES := $(BUILD)/fixtures/cfi_fixture.so $(BUILD)/fixtures/cfi_fixture_debug.so \
+		$(BUILD)/fixtures/cfi_fixture_link.so
 
 $(BUILD)/fixtures/cfi_fixture.so: tests/unit/fixtures/cfi_fixture.S
 	$(call msg,AS,$@)
@@ -132,6 +133,12 @@ $(BUILD)/fixtures/cfi_fixture_debug.so: tests/unit/fixtures/cfi_fixture.S
 	$(Q)mkdir -p $(@D)
 	$(Q)gcc -DDEBUG_FRAME -shared -nostdlib -Wl,--build-id -Wl,-z,max-page-size=64 -Wl,-z,noseparate-code $< -o $@
 
+# with a .gnu_debuglink naming cfi_fixture_debug.so (tests/unit/test_debuginfo.c)
+$(BUILD)/fixtures/cfi_fixture_link.so: $(BUILD)/fixtures/cfi_fixture.so $(BUILD)/fixtures/cfi_fixture_debug.so
+	$(call msg,OBJCOPY,$@)
+	$(Q)cd $(@D) && objcopy --add-gnu-debuglink=cfi_fixture_debug.so cfi_fixture.so $(@F)
+
+$(BUILD)/tests/test_debuginfo: | $(CFI_FIXTURES)
 $(BUILD)/tests/test_cfi_table: | $(CFI_FIXTURES)
 $(BUILD)/tests/test_table_store: | $(CFI_FIXTURES)
 $(BUILD)/tests/test_gopclntab: | $(if $(GO),$(BUILD)/workloads/hogo)

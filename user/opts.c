@@ -17,7 +17,8 @@ enum {
 	OPT_BUILDID_DIR, OPT_VERSION, OPT_JIT_MAX_BYTES, OPT_UNWIND_MAX_BYTES,
 	OPT_SWITCH_OUTPUT, OPT_SWITCH_MAX_FILES, OPT_AGGREGATE, OPT_ALL_CGROUPS,
 	OPT_PUSH, OPT_HOST, OPT_BUILDID_CACHE_MAX, OPT_OFF_CPU, OPT_OFF_CPU_THRESH,
-	OPT_PYTHON, OPT_NO_PYTHON,
+	OPT_PYTHON, OPT_NO_PYTHON, OPT_NO_DEBUGINFOD, OPT_DEBUGINFOD_TIMEOUT,
+	OPT_DEBUGINFOD_MAX, OPT_DEBUG_ROOT,
 };
 
 static const struct option long_opts[] = {
@@ -52,6 +53,10 @@ static const struct option long_opts[] = {
 	{ "buildid-dir", required_argument, NULL, OPT_BUILDID_DIR },
 	{ "no-buildid-cache", no_argument, NULL, 'N' },
 	{ "buildid-cache-max", required_argument, NULL, OPT_BUILDID_CACHE_MAX },
+	{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
+	{ "debuginfod-timeout", required_argument, NULL, OPT_DEBUGINFOD_TIMEOUT },
+	{ "debuginfod-max", required_argument, NULL, OPT_DEBUGINFOD_MAX },
+	{ "debug-root", required_argument, NULL, OPT_DEBUG_ROOT },
 	{ "unwind-max-bytes", required_argument, NULL, OPT_UNWIND_MAX_BYTES },
 	{ "switch-output", optional_argument, NULL, OPT_SWITCH_OUTPUT },
 	{ "switch-max-files", required_argument, NULL, OPT_SWITCH_MAX_FILES },
@@ -160,6 +165,15 @@ void opts_usage(FILE *f)
 "      --buildid-cache-max SIZE  write at most SIZE bytes into the cache in\n"
 "                          the run, min(SIZE, 1G) for one file (default 2G);\n"
 "                          a binary past it is not cached, said once\n"
+"      --no-debuginfod     do not ask the servers of DEBUGINFOD_URLS for the\n"
+"                          debug files of sampled binaries without symbols\n"
+"                          (local debug files are still used; docs/debuginfo.md)\n"
+"      --debuginfod-timeout SECS  wait at most SECS after the recording (and\n"
+"                          after each rotated file) for debug files (default 5)\n"
+"      --debuginfod-max SIZE  download at most SIZE bytes of debug files in\n"
+"                          the run (default 1G)\n"
+"      --debug-root DIR    where local debug files are (default\n"
+"                          /usr/lib/debug: DIR/.build-id/xx/yyyy.debug)\n"
 "  -q, --quiet             no progress and no summary\n"
 "  -v, --verbose           more messages (repeat for debug)\n"
 "  -h, --help              this text\n"
@@ -474,6 +488,26 @@ int opts_parse(int argc, char **argv, struct prec_opts *o)
 			if (parse_size(optarg, &o->buildid_cache_max) || !o->buildid_cache_max)
 				return bad("bad --buildid-cache-max '%s': give a size > 0 such as 1G",
 					   optarg);
+			break;
+		case OPT_NO_DEBUGINFOD:
+			o->no_debuginfod = true;
+			break;
+		case OPT_DEBUGINFOD_TIMEOUT: {
+			char *end;
+
+			o->debuginfod_timeout = strtod(optarg, &end);
+			if (*end || !(o->debuginfod_timeout > 0) || o->debuginfod_timeout > 3600)
+				return bad("bad --debuginfod-timeout '%s': give seconds, > 0 and at most 3600",
+					   optarg);
+			break;
+		}
+		case OPT_DEBUGINFOD_MAX:
+			if (parse_size(optarg, &o->debuginfod_max) || !o->debuginfod_max)
+				return bad("bad --debuginfod-max '%s': give a size > 0 such as 512M",
+					   optarg);
+			break;
+		case OPT_DEBUG_ROOT:
+			o->debug_root = optarg;
 			break;
 		case 'i':
 			o->no_inherit = true;

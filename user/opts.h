@@ -60,6 +60,10 @@ struct prec_opts {
 	char *buildid_dir;		/* --buildid-dir DIR */
 	bool no_buildid_cache;		/* -N */
 	__u64 buildid_cache_max;	/* --buildid-cache-max, 0 = default */
+	bool no_debuginfod;		/* --no-debuginfod */
+	double debuginfod_timeout;	/* --debuginfod-timeout, 0 = default */
+	__u64 debuginfod_max;		/* --debuginfod-max, 0 = default */
+	char *debug_root;		/* --debug-root DIR, NULL = /usr/lib/debug */
 	unsigned int mmap_pages;	/* -m: ring buffer size in pages per ring */
 	char **cmd;			/* after --, NULL-terminated */
 	int argc;			/* the whole command line, for CMDLINE */

@@ -8,10 +8,12 @@
 #ifndef PRECORD_TEST_HARNESS_H
 #define PRECORD_TEST_HARNESS_H
 
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static int harness_failed_checks;
@@ -70,6 +72,25 @@ static inline void harness_fixture(const char *argv0, const char *name, char *ou
 	int dir = slash ? (int)(slash - argv0) : 1;
 
 	snprintf(out, size, "%.*s/../fixtures/%s", dir, slash ? argv0 : ".", name);
+}
+
+/* The whole file at path, malloc'd (its size in *len); NULL on failure. */
+static inline unsigned char *harness_slurp(const char *path, size_t *len)
+{
+	struct stat st;
+	unsigned char *p = NULL;
+	int fd = open(path, O_RDONLY);
+
+	if (fd >= 0 && !fstat(fd, &st) && (p = malloc((size_t)st.st_size ? (size_t)st.st_size : 1)) &&
+	    read(fd, p, (size_t)st.st_size) == st.st_size) {
+		*len = (size_t)st.st_size;
+		close(fd);
+		return p;
+	}
+	free(p);
+	if (fd >= 0)
+		close(fd);
+	return NULL;
 }
 
 /* Tests that need files make one temporary directory (mkdtemp template

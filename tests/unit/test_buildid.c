@@ -669,6 +669,8 @@ TEST(cache_bad_input)
 	CHECK_EQ(buildid_cache__add_data(cache, "/", known_id, 20, "x", 1), -EINVAL);
 	CHECK_EQ(buildid_cache__add_data(cache, "", known_id, 20, "x", 1), -EINVAL);
 	CHECK_EQ(buildid_cache__add_data(cache, "/.build-id/de/x", known_id, 20, "x", 1), -EINVAL);
+	/* precord's own directory (its download cache, its misses) is no DSO's */
+	CHECK_EQ(buildid_cache__add_data(cache, "/.precord/debuginfod/x", known_id, 20, "x", 1), -EINVAL);
 	CHECK_EQ(buildid_cache__add_data(cache, "[heap]", known_id, 20, "x", 1), -EINVAL);
 	CHECK_EQ(buildid_cache__add_data(cache, "/x.so", known_id, 0, "x", 1), -EINVAL);
 	CHECK_EQ(buildid_cache__add_data(cache, "/x.so", known_id, 1, "x", 1), -EINVAL);

@@ -34,24 +34,6 @@ static const uint64_t claims[] = { 1ull << 30, 60ull << 20 };
 static char fixture_eh[PATH_MAX], fixture_debug[PATH_MAX];
 static char tmpdir[] = "/tmp/precord-sparse-XXXXXX";
 
-static unsigned char *slurp(const char *path, size_t *len)
-{
-	struct stat st;
-	unsigned char *p = NULL;
-	int fd = open(path, O_RDONLY);
-
-	if (fd >= 0 && !fstat(fd, &st) && (p = malloc((size_t)st.st_size)) &&
-	    read(fd, p, (size_t)st.st_size) == st.st_size) {
-		*len = (size_t)st.st_size;
-		close(fd);
-		return p;
-	}
-	free(p);
-	if (fd >= 0)
-		close(fd);
-	return NULL;
-}
-
 /*
  * Copy src to dst with section `name` moved past the end of the file and
  * claiming size bytes there, the file extended (sparse) to hold them.
@@ -60,7 +42,7 @@ static unsigned char *slurp(const char *path, size_t *len)
 static int make_sparse(const char *src, const char *dst, const char *name, uint64_t size)
 {
 	size_t len, i;
-	unsigned char *p = slurp(src, &len);
+	unsigned char *p = harness_slurp(src, &len);
 	Elf64_Ehdr *eh = (Elf64_Ehdr *)p;
 	Elf64_Shdr *sh, *target = NULL;
 	const char *names;

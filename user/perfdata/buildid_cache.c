@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -326,8 +327,11 @@ char *buildid_cache_dir(const char *override)
 /*
  * Bytes written into the cache by this process (the data of the copies
  * kept), against --buildid-cache-max; one file at most max_file.  Cache
- * adds come from the recorder's thread only.
+ * adds come from the recorder's thread and from the threads that fetch
+ * debug files (issue 21): one add at a time (lock).
  */
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static struct {
 	__u64 max_total, max_file, written;
 	bool said_file, said_total;
@@ -335,17 +339,24 @@ static struct {
 
 void buildid_cache__set_max(__u64 max_total)
 {
+	pthread_mutex_lock(&cache_lock);
 	if (!max_total)
 		max_total = BUILDID_CACHE_DEFAULT_MAX;
 	budget.max_total = max_total;
 	budget.max_file = max_total < BUILDID_CACHE_FILE_MAX ? max_total : BUILDID_CACHE_FILE_MAX;
 	budget.written = 0;
 	budget.said_file = budget.said_total = false;
+	pthread_mutex_unlock(&cache_lock);
 }
 
 __u64 buildid_cache__bytes_written(void)
 {
-	return budget.written;
+	__u64 n;
+
+	pthread_mutex_lock(&cache_lock);
+	n = budget.written;
+	pthread_mutex_unlock(&cache_lock);
+	return n;
 }
 
 /* May need more bytes go in?  -EFBIG: more than one file may take,
@@ -398,17 +409,19 @@ static void budget_refused(const char *path, int err)
 
 /* ---- the cache itself ---- */
 
-enum cache_kind { CACHE_ELF, CACHE_KALLSYMS, CACHE_VDSO };
+enum cache_kind { CACHE_ELF, CACHE_KALLSYMS, CACHE_VDSO, CACHE_DEBUG };
 
 static const char *const cache_basename[] = {
 	[CACHE_ELF] = "elf", [CACHE_KALLSYMS] = "kallsyms", [CACHE_VDSO] = "vdso",
+	[CACHE_DEBUG] = "debug",
 };
 
 /*
  * The directory of name's entry, relative to the cache: "[kernel.kallsyms]/
  * <hex>", "[vdso]/<hex>" or the path without its leading '/' (empty
  * components dropped) + "/<hex>".  "." and ".." components and paths that
- * would land inside ".build-id" are refused.
+ * would land inside ".build-id" or precord's own BUILDID_CACHE_PRIVATE_DIR
+ * are refused.
  */
 static int cache_reldir(const char *name, const char *hex, char *rel, size_t size,
 			enum cache_kind *kind)
@@ -436,7 +449,9 @@ static int cache_reldir(const char *name, const char *hex, char *rel, size_t siz
 		if (!n)
 			break;
 		if ((n == 1 && comp[0] == '.') || (n == 2 && !memcmp(comp, "..", 2)) ||
-		    (!len && n == 9 && !memcmp(comp, ".build-id", 9)))
+		    (!len && n == 9 && !memcmp(comp, ".build-id", 9)) ||
+		    (!len && n == strlen(BUILDID_CACHE_PRIVATE_DIR) &&
+		     !memcmp(comp, BUILDID_CACHE_PRIVATE_DIR, n)))
 			return -EINVAL;
 		if (len + n + 2 > size)
 			return -ENAMETOOLONG;
@@ -550,6 +565,7 @@ static int cache_open_root(const char *cache_dir)
 }
 
 struct copy_src {
+	bool debug;		/* the DSO's debug file ("debug", not "elf") */
 	int fd;			/* >= 0: copy this file */
 	__u64 size;		/* its size at fstat, 0 = read to EOF */
 	mode_t mode;		/* of the copy */
@@ -997,8 +1013,8 @@ static int cache_entry(const char *cache_dir, const char *name, const __u8 *id, 
 	return cache_reldir(name, hex, rel, PATH_MAX, kind);
 }
 
-static int cache_add(const char *cache_dir, const char *name, const __u8 *id,
-		     int size, struct copy_src *src)
+static int cache_add_locked(const char *cache_dir, const char *name, const __u8 *id,
+			    int size, struct copy_src *src)
 {
 	char hex[BUILD_ID_HEX_SIZE], rel[PATH_MAX], *base;
 	enum cache_kind kind;
@@ -1007,6 +1023,10 @@ static int cache_add(const char *cache_dir, const char *name, const __u8 *id,
 
 	if (err)
 		return err;
+	if (src->debug && kind != CACHE_ELF)
+		return -EINVAL;
+	if (src->debug)
+		kind = CACHE_DEBUG;
 	if (kind == CACHE_KALLSYMS)
 		src->mode &= 0600;	/* real addresses: root's only */
 	rootfd = cache_open_root(cache_dir);
@@ -1044,6 +1064,17 @@ static int cache_add(const char *cache_dir, const char *name, const __u8 *id,
 	return err;
 }
 
+static int cache_add(const char *cache_dir, const char *name, const __u8 *id,
+		     int size, struct copy_src *src)
+{
+	int err;
+
+	pthread_mutex_lock(&cache_lock);
+	err = cache_add_locked(cache_dir, name, id, size, src);
+	pthread_mutex_unlock(&cache_lock);
+	return err;
+}
+
 /*
  * The copy's mode: perf's copyfile makes every copy 0755; a copy never
  * grants more than the original (a root-only 0600 library stays 0600).
@@ -1078,6 +1109,60 @@ int buildid_cache__add_fd(const char *cache_dir, const char *name,
 	src.size = (__u64)st.st_size;
 	src.mode = copy_mode(&st, flags);
 	return cache_add(cache_dir, name, id, size, &src);
+}
+
+int buildid_cache__add_debug_fd(const char *cache_dir, const char *name, const __u8 *id,
+				int size, int debug_fd, int dso_fd, unsigned int flags)
+{
+	struct copy_src src = { .debug = true, .fd = debug_fd };
+	struct stat st, dso;
+
+	if (debug_fd < 0 || fstat(debug_fd, &st) || dso_fd < 0 || fstat(dso_fd, &dso))
+		return -EBADF;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	src.size = (__u64)st.st_size;
+	/* the owner's only: a server may serve what its users may read */
+	src.mode = copy_mode(&dso, flags) & 0700;
+	return cache_add(cache_dir, name, id, size, &src);
+}
+
+int buildid_cache__open_private(const char *cache_dir)
+{
+	int rootfd, fd;
+
+	if (!cache_dir)
+		return -EINVAL;
+	rootfd = cache_open_root(cache_dir);
+	if (rootfd < 0)
+		return rootfd;
+	fd = dir_open_rel(rootfd, BUILDID_CACHE_PRIVATE_DIR);
+	close(rootfd);
+	return fd;
+}
+
+int buildid_cache__open_debug(const char *cache_dir, const char *name, const __u8 *id,
+			      int size)
+{
+	char hex[BUILD_ID_HEX_SIZE], rel[PATH_MAX];
+	enum cache_kind kind;
+	int rootfd, fd, dfd, err = cache_entry(cache_dir, name, id, size, hex, rel, &kind);
+
+	if (err)
+		return err;
+	if (kind != CACHE_ELF)
+		return -EINVAL;
+	rootfd = open(cache_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return -errno;
+	dfd = dir_walk(rootfd, rel, false);
+	close(rootfd);
+	if (dfd < 0)
+		return dfd;
+	fd = faccessat(dfd, BUILDID_CACHE_CONFLICT, F_OK, AT_SYMLINK_NOFOLLOW) ?
+		safe_open_file(dfd, cache_basename[CACHE_DEBUG], NULL) : -ESTALE;
+	close(dfd);
+	return fd;
 }
 
 int buildid_cache__add_data(const char *cache_dir, const char *name,

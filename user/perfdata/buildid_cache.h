@@ -7,8 +7,14 @@
  *   DIR/<path>/<hex>/elf                  copy of the DSO at <path>
  *   DIR/[kernel.kallsyms]/<hex>/kallsyms  copy of /proc/kallsyms (0600)
  *   DIR/[vdso]/<hex>/vdso                 the vdso image (0755)
+ *   DIR/<path>/<hex>/debug                its debug file (a .symtab: issue 21;
+ *                                         what `perf buildid-cache
+ *                                         --debuginfod` makes, perf report's
+ *                                         BUILD_ID_CACHE_DEBUGINFO)
  *   DIR/.build-id/<hex[0:2]>/<hex[2:]> -> ../../<path>/<hex>   (symlink to
  *                                         the directory, not to the file)
+ *   DIR/.precord/                         precord's own (0700): debuginfod's
+ *                                         download cache, the misses
  *
  * Directories precord creates are 0700 (perf makes them 0755; umask
  * applies); a copy is never more readable than its source: the original's
@@ -48,6 +54,9 @@
  * in a warning.
  */
 #define BUILDID_CACHE_CONFLICT		"conflict"
+
+/* precord's own directory in the cache (no DSO path may land there). */
+#define BUILDID_CACHE_PRIVATE_DIR	".precord"
 
 #define BUILDID_CACHE_DEFAULT_MAX	(2ull << 30)	/* per run */
 #define BUILDID_CACHE_FILE_MAX		(1ull << 30)	/* per file */
@@ -93,6 +102,28 @@ char *buildid_cache_dir(const char *override);
  */
 int buildid_cache__add_fd(const char *cache_dir, const char *name,
 			  const __u8 *id, int size, int src_fd, unsigned int flags);
+
+/*
+ * The debug file open on debug_fd as the one of the DSO called name (an
+ * absolute path) with build-id id: DIR/<path>/<hex>/debug, where stock
+ * perf report reads a build-id's debug file with no option; readable by
+ * the cache's owner only (a debuginfod server may serve what only its
+ * users may read), at most as the DSO's own copy (dso_fd: the DSO, for
+ * its mode; flags as add_fd).  The caller has checked the file
+ * (elf/debugfile.h).  Returns as add_fd.
+ */
+int buildid_cache__add_debug_fd(const char *cache_dir, const char *name, const __u8 *id,
+				int size, int debug_fd, int dso_fd, unsigned int flags);
+
+/* The debug file cached for (name, id), opened read-only without
+ * following a symlink: fd, or -ENOENT, -ESTALE (the entry is in
+ * conflict), -errno. */
+int buildid_cache__open_debug(const char *cache_dir, const char *name, const __u8 *id,
+			      int size);
+
+/* DIR/BUILDID_CACHE_PRIVATE_DIR, created 0700 if missing, opened
+ * without following a symlink: a directory fd or -errno. */
+int buildid_cache__open_private(const char *cache_dir);
 
 /* Same for len bytes in memory (a kallsyms snapshot, the vdso image). */
 int buildid_cache__add_data(const char *cache_dir, const char *name,

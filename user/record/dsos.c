@@ -838,6 +838,19 @@ int dso_table__finish(struct dso_table *dt, const char *cache_dir, bool kernel,
 	return 0;
 }
 
+void dso_table__for_each_hit(const struct dso_table *dt,
+			     void (*fn)(void *ctx, const struct dso_hit *h), void *ctx)
+{
+	for (size_t i = 0; i < dt->nr; i++) {
+		const struct dso *d = &dt->dsos[i];
+
+		if (d->name && d->name[0] == '/' && d->hit && d->fd >= 0 && d->bid_size >= 2)
+			fn(ctx, &(struct dso_hit){ .name = d->name, .bid = d->bid,
+						  .bid_size = d->bid_size, .fd = d->fd,
+						  .private_path = d->private_path });
+	}
+}
+
 /* Kept as DSOs come and go: this is asked at every round of the loop. */
 __u64 dso_table__build_id_bytes(const struct dso_table *dt)
 {

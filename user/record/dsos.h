@@ -88,6 +88,18 @@ void dso_table__kernel_hit(struct dso_table *dt);
  */
 int dso_table__finish(struct dso_table *dt, const char *cache_dir, bool kernel,
 		      const struct perfdata_build_id **ids, size_t *nr);
+/* The DSOs of the current file that samples hit, with a path, a
+ * build-id and an open file (for steps after the file: their debug
+ * files, issue 21).  h and its fields live for the call. */
+struct dso_hit {
+	const char *name;
+	const __u8 *bid;
+	__u8 bid_size;
+	int fd;
+	bool private_path;	/* behind a directory others cannot search */
+};
+void dso_table__for_each_hit(const struct dso_table *dt,
+			     void (*fn)(void *ctx, const struct dso_hit *h), void *ctx);
 /* Extra entries (JIT images) to add to BUILD_ID. */
 int dso_table__add_build_id(struct dso_table *dt, const char *name,
 			    const __u8 *bid, __u8 size, bool hit);

@@ -7,6 +7,7 @@
 
 #include "perfdata/buildid_cache.h"
 #include "perfdata/features.h"
+#include "record/debug_fetch.h"
 #include "record/dsos.h"
 #include "record/output.h"
 #include "record/sample_converter.h"
@@ -14,6 +15,7 @@
 struct file_features {
 	struct file_features_config cfg;
 	const struct sample_converter *conv;	/* NULL: none yet */
+	struct debug_fetch *debug;	/* the stripped DSOs' debug files, NULL: none */
 	char *cache_dir;		/* build-id cache, NULL: none (or not read yet) */
 	__u64 start_ns, start_tod_ns;	/* CLOCK_MONOTONIC, time of day */
 	__u64 file_start;		/* the switch time that began this file */
@@ -41,6 +43,11 @@ void file_features__free(struct file_features *ff)
 void file_features__set_converter(struct file_features *ff, const struct sample_converter *conv)
 {
 	ff->conv = conv;
+}
+
+void file_features__set_debug_fetch(struct file_features *ff, struct debug_fetch *df)
+{
+	ff->debug = df;
 }
 
 void file_features__start(struct file_features *ff, __u64 mono_ns, __u64 tod_ns)
@@ -103,6 +110,7 @@ int file_features__write(struct file_features *ff, struct output *out)
 
 	if (err)
 		return err;
+	debug_fetch__file(ff->debug, ff->cfg.dt);	/* in the background */
 	make_env(ff, &env, ff->start_tod_ns, ff->start_ns);
 	env.build_ids = ids;
 	env.nr_build_ids = nr_ids;

@@ -15,6 +15,7 @@
 #include "opts.h"
 
 struct file_features;
+struct debug_fetch;
 struct dso_table;
 struct output;
 struct sample_converter;
@@ -31,6 +32,8 @@ void file_features__free(struct file_features *ff);		/* NULL-safe */
 /* The converter whose samples' times the features give (none yet: no
  * samples). */
 void file_features__set_converter(struct file_features *ff, const struct sample_converter *conv);
+/* Each finished file's sampled DSOs go to df (record/debug_fetch.h). */
+void file_features__set_debug_fetch(struct file_features *ff, struct debug_fetch *df);
 /* The recording started: CLOCK_MONOTONIC and the time of day, in ns. */
 void file_features__start(struct file_features *ff, __u64 mono_ns, __u64 tod_ns);
 /* A rotated file began at t: its first sample time is no earlier. */

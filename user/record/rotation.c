@@ -16,6 +16,7 @@
 #include "record/output.h"
 #include "record/proc_state.h"
 #include "record/signals.h"
+#include "report/symbolizer.h"
 #include "util/buf.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -54,8 +55,12 @@ int rotation__new(struct rotation **out, const struct rotation_config *cfg, __u6
 			.bytes = o->switch_bytes, .on_signal = o->switch_signal,
 			.max_files = o->switch_max_files,
 		}, now_ns);
-	if (r->fsw && o->push_url)
+	if (r->fsw && o->push_url) {
+		/* the push thread names stripped code as the recorder does */
+		sym_cache__set_debug_defaults(o->debug_root, o->no_debuginfod,
+					      o->debuginfod_timeout, o->debuginfod_max);
 		r->pusher = fleet_pusher__new(o->push_url, o->host, o->buildid_dir);
+	}
 	if (!r->fsw || (o->push_url && !r->pusher)) {
 		rotation__free(r);
 		return -ENOMEM;

@@ -28,6 +28,7 @@
 #include "record/aggregator.h"
 #include "record/bpf_sampler.h"
 #include "record/cgroups.h"
+#include "record/debug_fetch.h"
 #include "record/dsos.h"
 #include "record/event_set.h"
 #include "record/file_features.h"
@@ -68,6 +69,7 @@ struct session {
 	__u64 id_type;			/* sample_type giving every record's trailer */
 	__u64 start_ns;			/* CLOCK_MONOTONIC */
 	struct file_features *ff;	/* each file's features */
+	struct debug_fetch *df;		/* debug files of stripped DSOs; NULL: none */
 	bool lost_output;		/* JIT images or the XRay log not written */
 	__u64 flushed_upto;		/* records up to here are in the file */
 	struct rotation *rot;		/* --switch-output; NULL: one file */
@@ -292,6 +294,9 @@ static int setup(struct session *s)
 	err = setup_offcpu(s);
 	if (err)
 		return err;
+	/* after the command is forked: libdebuginfod's environment is ours */
+	s->df = debug_fetch__new(o, file_features__cache_dir(s->ff));
+	file_features__set_debug_fetch(s->ff, s->df);
 	err = rotation__new(&s->rot, &(struct rotation_config){
 		.o = o, .id_type = s->id_type, .dt = s->dt, .jit = s->jit, .ff = s->ff,
 		.hooks = { .ctx = s, .before = before_switch, .begin = begin_file },
@@ -484,6 +489,8 @@ static int finish(struct session *s, int loop_err, int *status)
 		pr_err("cannot finish %s: %s", s->o->output, strerror(-err));
 		return err;
 	}
+	debug_fetch__finish(s->df);	/* bounded by --debuginfod-timeout */
+	s->df = NULL;
 	if (perfdata_writer__error(s->w)) {
 		output__report_stopped(s->out, s->trace != NULL);
 		return perfdata_writer__error(s->w);
@@ -512,6 +519,7 @@ static void teardown(struct session *s)
 	output__free(s->out);		/* unfinished: removed */
 	dso_table__free(s->dt);
 	rotation__free(s->rot);
+	debug_fetch__finish(s->df);
 	file_features__free(s->ff);
 	cgroup_mount__free(s->cgroups);
 	if (s->cgroup_fd >= 0)

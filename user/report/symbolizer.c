@@ -21,6 +21,7 @@
 #include "elf/buildid.h"
 #include "elf/gosyms.h"
 #include "perfdata/buildid_cache.h"
+#include "perfdata/debuginfo.h"
 #include "precord/perf_file.h"
 #include "report/maptree.h"
 #include "report/symtab.h"
@@ -39,6 +40,7 @@ struct sym_cache_entry {
 
 struct sym_cache {
 	char *dir;			/* build-id cache; NULL: none */
+	struct debuginfo *debug;	/* stripped DSOs' debug files */
 	struct keymap index;		/* key → slot + 1 */
 	struct sym_cache_entry *ents;
 	size_t nr, cap;
@@ -49,6 +51,16 @@ struct sym_cache {
 };
 
 static char *default_dir;
+static struct debuginfo_config debug_defaults;	/* cache_dir unused */
+
+void sym_cache__set_debug_defaults(const char *debug_root, bool no_server, double deadline_secs,
+				   __u64 max_bytes)
+{
+	debug_defaults = (struct debuginfo_config){
+		.debug_root = debug_root, .no_server = no_server,
+		.deadline_secs = deadline_secs, .max_bytes = max_bytes,
+	};
+}
 
 int sym_cache__set_default_dir(const char *buildid_dir)
 {
@@ -73,6 +85,16 @@ struct sym_cache *sym_cache__new(const char *buildid_dir)
 		return NULL;
 	}
 	c->max_bytes = SYM_CACHE_MAX_BYTES;
+	{
+		struct debuginfo_config dc = debug_defaults;
+
+		dc.cache_dir = c->dir;
+		c->debug = debuginfo__new(&dc);
+	}
+	if (!c->debug) {
+		sym_cache__free(c);
+		return NULL;
+	}
 	return c;
 }
 
@@ -84,6 +106,7 @@ void sym_cache__free(struct sym_cache *c)
 		symtab__free(c->ents[i].tab);
 	free(c->ents);
 	keymap_free(&c->index);
+	debuginfo__free(c->debug);
 	free(c->dir);
 	free(c);
 }
@@ -253,6 +276,7 @@ struct symbolizer {
 	struct table cgroups;		/* id → char * */
 	struct sdso *kernel, *unknown;
 	__u64 kmap_start, kmap_end, ktext;	/* [kernel.kallsyms]_text's MMAP */
+	__u64 debug_deadline;		/* of this file's debug-file lookups; 0: none yet */
 };
 
 static struct sdso *dso_get_id(struct symbolizer *s, const char *name, const __u8 *bid, int size,
@@ -507,11 +531,17 @@ static struct symtab *load_elf_dso(struct symbolizer *s, struct sdso *d)
 	if (fd >= 0) {
 		int dfd = -1, err;
 
-		/* Debian's -dbg packages: the .symtab of a stripped DSO */
-		if (d->bid_size >= 2) {
-			snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug", d->hex,
-				 d->hex + 2);
-			dfd = open_regular_file(path, -1);
+		/* a stripped DSO's .symtab: its debug file, from the build-id
+		 * cache, Debian's -dbgsym packages, or debuginfod (issue 21);
+		 * this file's lookups end by one deadline */
+		if (d->bid_size >= 2 && d->name[0] == '/') {
+			if (!s->debug_deadline)
+				s->debug_deadline = debuginfo__deadline(s->c->debug);
+			dfd = debuginfo__find(s->c->debug, &(struct debuginfo_dso){
+				.name = d->name, .id = d->bid, .id_size = d->bid_size, .fd = fd,
+			}, s->debug_deadline, true);
+			if (dfd < 0)
+				dfd = -1;
 		}
 		t = symtab__load_elf_debug(fd, dfd, d->name);
 		err = errno;

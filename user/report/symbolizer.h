@@ -10,7 +10,9 @@
  *   - ELF DSOs: the build-id cache first (perf's layout,
  *     DIR/.build-id/xx/REST/elf), else the file at its path (and a
  *     precord JIT image next to the input, FILE.jit/jit-N.so) when its
- *     build-id matches (or the file has none recorded);
+ *     build-id matches (or the file has none recorded); a stripped one's
+ *     symbols from its debug file (perfdata/debuginfo.h: the cache's
+ *     DIR/PATH/HEX/debug, /usr/lib/debug, .gnu_debuglink, debuginfod);
  *   - the kernel: the cached kallsyms of its build-id, else /proc/kallsyms
  *     when the file was recorded on this host (HOSTNAME and OSRELEASE
  *     match, and the running kernel's build-id when the file has one),
@@ -58,6 +60,15 @@ struct sym_cache *sym_cache__new(const char *buildid_dir);
  * --buildid-dir, for its --push thread); NULL: perf's.  Copied; call it
  * before any thread makes a cache. */
 int sym_cache__set_default_dir(const char *buildid_dir);
+/*
+ * How caches made from now on look up the debug files of stripped DSOs
+ * (perfdata/debuginfo.h; the recorder's --debug-root, --no-debuginfod,
+ * --debuginfod-timeout, --debuginfod-max for its --push thread).  Each
+ * file's lookups end by one deadline.  Call it before any thread makes a
+ * cache.
+ */
+void sym_cache__set_debug_defaults(const char *debug_root, bool no_server, double deadline_secs,
+				   __u64 max_bytes);
 void sym_cache__free(struct sym_cache *c);
 const struct sym_cache_stats *sym_cache__stats(const struct sym_cache *c);
 /* Another limit than SYM_CACHE_MAX_BYTES (applied after the next file). */
