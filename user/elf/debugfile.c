@@ -76,7 +76,8 @@ int elf_has_symtab_fd(int fd)
 		return err;
 	err = elf_reads__init_fd(&rd, elf, fd);
 	if (!err)
-		err = find_scn(elf, SHT_SYMTAB, NULL, &sh, &rd) ? 1 : 0;
+		err = find_scn(elf, SHT_SYMTAB, NULL, &sh, &rd) ||
+		      find_scn(elf, SHT_PROGBITS, ".gopclntab", &sh, &rd) ? 1 : 0;
 	elf_end(elf);
 	return err;
 }

@@ -13,7 +13,9 @@
 #include <stddef.h>
 #include <linux/types.h>
 
-/* The ELF file on fd has a SHT_SYMTAB section: 1; none: 0; -ENOEXEC
+/* The ELF file on fd names its own functions: a SHT_SYMTAB section, or
+ * a Go binary's .gopclntab (elf/gosyms.h: names, and for a stripped one
+ * an id of precord's that no debug file has): 1; neither: 0; -ENOEXEC
  * (not ELF, headers refused) or -errno. */
 int elf_has_symtab_fd(int fd);
 
