@@ -62,42 +62,41 @@ static const char *const local_tables[][2] = {
  * event, stack) and per (hour, event, host, comm, cgroup).  An hour is
  * toDateTime(intDiv(window, 3600) * 3600): whole UTC hours whatever the
  * server's time zone.  The leaf build-id is the stack's leaf frame's, so
- * keeping it adds no row.
+ * keeping it adds no row.  Sums are signed: retention takes back, before
+ * dropping a raw day, what no commit counts (scripts/fleet-retention.sh).
  */
 #define HOUR_SQL "toDateTime(intDiv(toUInt32(window), 3600) * 3600)"
 static const char *const rollups[][5] = {
 	{ "precord_hour_stacks_local",
 	  "(date Date DEFAULT toDate(hour), hour DateTime, event String, stack_hash UInt64, "
-	  "leaf_build_id String, count UInt64, weight UInt64) "
+	  "leaf_build_id String, count Int64, weight Int64) "
 	  "ENGINE = SummingMergeTree((count, weight)) PARTITION BY toYYYYMMDD(date) "
 	  "ORDER BY (hour, event, stack_hash, leaf_build_id)",
 	  "precord_hour_stacks_mv",
 	  "toDate(" HOUR_SQL ") AS date, " HOUR_SQL " AS hour, event, stack_hash, leaf_build_id, "
-	  "sum(count) AS count, sum(weight) AS weight FROM precord_samples_local",
+	  "toInt64(sum(count)) AS count, toInt64(sum(weight)) AS weight FROM precord_samples_local",
 	  " GROUP BY hour, event, stack_hash, leaf_build_id" },
 	{ "precord_hour_hosts_local",
 	  "(date Date DEFAULT toDate(hour), hour DateTime, event String, host String, comm String, "
-	  "cgroup String, count AggregateFunction(sum, UInt64), weight AggregateFunction(sum, UInt64), "
+	  "cgroup String, count AggregateFunction(sum, Int64), weight AggregateFunction(sum, Int64), "
 	  "first AggregateFunction(min, DateTime), last AggregateFunction(max, DateTime)) "
 	  "ENGINE = AggregatingMergeTree PARTITION BY toYYYYMMDD(date) "
 	  "ORDER BY (hour, event, host, comm, cgroup)",
 	  "precord_hour_hosts_mv",
 	  "toDate(" HOUR_SQL ") AS date, " HOUR_SQL " AS hour, event, host, comm, cgroup, "
-	  "sumState(count) AS count, sumState(weight) AS weight, minState(window) AS first, "
+	  "sumState(toInt64(count)) AS count, sumState(toInt64(weight)) AS weight, minState(window) AS first, "
 	  "maxState(window) AS last FROM precord_samples_local",
 	  " GROUP BY hour, event, host, comm, cgroup" },
 };
 
-/* The backfill of a store's rows from before the rollups: the committed
- * rows of pushes that have no pushes row (every push since has one, and
- * went through the views). */
+/* The backfill of a rollup made now: the committed rows of pushes from
+ * before its view (no pushes row: an older precord's; or one started
+ * before the view, the time in ns put in by create_rollups). */
 #define BACKFILL_WHERE							\
 	" WHERE (host, file_id, push_id) IN (SELECT host, file_id, argMin(push_id, pushed_ns) "	\
 	"FROM precord_files_local GROUP BY host, file_id) AND (host, file_id, push_id) NOT IN "	\
-	"(SELECT host, file_id, push_id FROM precord_pushes_local)"
+	"(SELECT host, file_id, push_id FROM precord_pushes_local WHERE started_ns >= %llu)"
 
-/* Distributed tables: samples and files of a host on one shard (the
- * commit check and the filter run locally there), stacks by their hash. */
 static const char *const dist_tables[][3] = {
 	{ "precord_samples", "precord_samples_local", "cityHash64(host)" },
 	{ "precord_stacks", "precord_stacks_local", "stack_hash" },
@@ -203,6 +202,7 @@ static int create_rollups(struct ch_conn *c, struct pbuf *out)
 
 	for (size_t i = 0; !err && i < sizeof(rollups) / sizeof(rollups[0]); i++) {
 		int had = has_table(c, rollups[i][0], out);
+		unsigned long long since;
 
 		if (had < 0)
 			return had;
@@ -210,6 +210,10 @@ static int create_rollups(struct ch_conn *c, struct pbuf *out)
 			return -ENOMEM;
 		err = run(c, sql, out);
 		free(sql);
+		/* the server's clock: pushes started from now on go through the view */
+		if (!err && !had)
+			err = run(c, "SELECT toUInt64(now()) * 1000000000", out);
+		since = err || had ? 0 : strtoull((char *)out->data, NULL, 10);
 		if (!err && asprintf(&sql, "CREATE MATERIALIZED VIEW IF NOT EXISTS %s TO %s AS SELECT %s%s",
 				     rollups[i][2], rollups[i][0], rollups[i][3], rollups[i][4]) < 0)
 			return -ENOMEM;
@@ -219,7 +223,7 @@ static int create_rollups(struct ch_conn *c, struct pbuf *out)
 		if (err || had)
 			continue;
 		if (asprintf(&sql, "INSERT INTO %s SELECT %s" BACKFILL_WHERE "%s", rollups[i][0],
-			     rollups[i][3], rollups[i][4]) < 0)
+			     rollups[i][3], since, rollups[i][4]) < 0)
 			return -ENOMEM;
 		err = run(c, sql, out);
 		free(sql);
