@@ -97,6 +97,22 @@ static void put_not_counted(struct pbuf *b, const struct fleet_sel *sel, time_t 
 }
 
 /*
+ * " UNION ALL SELECT cols FROM samples WHERE ... group" of the raw rows
+ * in [a, z) of the attempts that are not a first commit (by_host: the
+ * committed rows of the hosts that have such an attempt).
+ */
+static void put_nc_rows(struct pbuf *b, const struct fleet_store *s, const struct fleet_sel *sel,
+			time_t a, time_t z, const char *cols, bool by_host, const char *group)
+{
+	put_fmt(b, " UNION ALL SELECT %s FROM %s WHERE ", cols, s->samples);
+	put_where(b, sel, a, z, by_host);
+	put_str(b, by_host ? " AND host IN (" : " AND (host, file_id, push_id) IN (");
+	put_not_counted(b, sel, a, z, by_host);
+	put_str(b, ")");
+	put_str(b, group);
+}
+
+/*
  * The whole hours [*a, *z) of sel's range a rollup can answer (*z 0:
  * open), false when there are none or the rollups are off
  * (PRECORD_FLEET_ROLLUP=0: every answer from the raw rows, to check).
@@ -137,15 +153,29 @@ static int finish(struct pbuf *b)
 
 #define RAW_STACK_COLS	"stack_hash, toInt64(sum(count)) AS c, toInt64(sum(weight)) AS w"
 
+/* Whether the stacks rollup answers sel (whole hours [*a, *z)): it has
+ * no host, comm or cgroup. */
+static bool stack_hours(const struct fleet_store *s, const struct fleet_sel *sel, time_t *a,
+			time_t *z)
+{
+	return !sel->host && !sel->comm && !sel->cgroup && whole_hours(s, sel, a, z);
+}
+
+/* SELECT cols FROM the raw samples WHERE sel's range and filters. */
+static void put_raw(struct pbuf *b, const struct fleet_store *s, const struct fleet_sel *sel,
+		    const char *cols, bool committed)
+{
+	put_fmt(b, "SELECT %s FROM %s WHERE ", cols, s->samples);
+	put_where(b, sel, sel->since, sel->until, committed);
+}
+
 int fleet_plan__stack_sums(const struct fleet_store *s, const struct fleet_sel *sel,
 			   struct pbuf *b)
 {
 	time_t a, z;
 
-	/* the stacks rollup has no host, comm or cgroup */
-	if (sel->host || sel->comm || sel->cgroup || !whole_hours(s, sel, &a, &z)) {
-		put_fmt(b, "SELECT stack_hash, sum(count), sum(weight) FROM %s WHERE ", s->samples);
-		put_where(b, sel, sel->since, sel->until, true);
+	if (!stack_hours(s, sel, &a, &z)) {
+		put_raw(b, s, sel, "stack_hash, sum(count), sum(weight)", true);
 		put_str(b, " GROUP BY stack_hash ORDER BY stack_hash");
 		return finish(b);
 	}
@@ -153,12 +183,9 @@ int fleet_plan__stack_sums(const struct fleet_store *s, const struct fleet_sel *
 		s->hour_stacks);
 	put_hours(b, sel, a, z, FLEET_SEL_EVENT | FLEET_SEL_BUILD_ID);
 	/* taken back: rows of attempts that are not a first commit */
-	put_fmt(b, " GROUP BY stack_hash UNION ALL SELECT stack_hash, -toInt64(sum(count)) AS c, -toInt64(sum(weight)) AS w FROM %s WHERE ",
-		s->samples);
-	put_where(b, sel, a, z, false);
-	put_str(b, " AND (host, file_id, push_id) IN (");
-	put_not_counted(b, sel, a, z, false);
-	put_str(b, ") GROUP BY stack_hash");
+	put_str(b, " GROUP BY stack_hash");
+	put_nc_rows(b, s, sel, a, z, "stack_hash, -toInt64(sum(count)) AS c, -toInt64(sum(weight)) AS w",
+		    false, " GROUP BY stack_hash");
 	put_edges(b, s, sel, a, z, RAW_STACK_COLS, " GROUP BY stack_hash");
 	put_str(b, ") GROUP BY stack_hash HAVING sum(c) > 0 ORDER BY stack_hash");
 	return finish(b);
@@ -169,14 +196,13 @@ int fleet_plan__stack_keys(const struct fleet_store *s, const struct fleet_sel *
 {
 	time_t a, z;
 
-	if (sel->host || sel->comm || sel->cgroup || !whole_hours(s, sel, &a, &z)) {
-		put_fmt(b, "SELECT stack_hash FROM %s WHERE ", s->samples);
-		put_where(b, sel, sel->since, sel->until, false);
-		return finish(b);
+	if (stack_hours(s, sel, &a, &z)) {
+		put_fmt(b, "SELECT stack_hash FROM %s WHERE ", s->hour_stacks);
+		put_hours(b, sel, a, z, FLEET_SEL_EVENT | FLEET_SEL_BUILD_ID);
+		put_edges(b, s, sel, a, z, "stack_hash", "");
+	} else {
+		put_raw(b, s, sel, "stack_hash", false);
 	}
-	put_fmt(b, "SELECT stack_hash FROM %s WHERE ", s->hour_stacks);
-	put_hours(b, sel, a, z, FLEET_SEL_EVENT | FLEET_SEL_BUILD_ID);
-	put_edges(b, s, sel, a, z, "stack_hash", "");
 	return finish(b);
 }
 
@@ -194,9 +220,9 @@ int fleet_plan__group_sums(const struct fleet_store *s, const struct fleet_sel *
 
 	/* the per-host rollup has no leaf build-id */
 	if (sel->build_id || !whole_hours(s, sel, &a, &z)) {
-		put_fmt(b, "SELECT %s, sum(count), toUInt32(min(window)), toUInt32(max(window)), sum(weight) FROM %s WHERE ",
-			g, s->samples);
-		put_where(b, sel, sel->since, sel->until, true);
+		snprintf(cols, sizeof(cols),
+			 "%s, sum(count), toUInt32(min(window)), toUInt32(max(window)), sum(weight)", g);
+		put_raw(b, s, sel, cols, true);
 		put_fmt(b, " GROUP BY %s ORDER BY %s", g, g);
 		return finish(b);
 	}
@@ -210,11 +236,8 @@ int fleet_plan__group_sums(const struct fleet_store *s, const struct fleet_sel *
 	 * its first and last windows cannot be taken back */
 	put_str(b, " AND host NOT IN (");
 	put_not_counted(b, sel, a, z, true);
-	put_fmt(b, ") GROUP BY g UNION ALL SELECT %s FROM %s WHERE ", cols, s->samples);
-	put_where(b, sel, a, z, true);
-	put_str(b, " AND host IN (");
-	put_not_counted(b, sel, a, z, true);
 	put_str(b, ") GROUP BY g");
+	put_nc_rows(b, s, sel, a, z, cols, true, " GROUP BY g");
 	put_edges(b, s, sel, a, z, cols, " GROUP BY g");
 	put_str(b, ") GROUP BY g HAVING sum(c) > 0 ORDER BY g");
 	return finish(b);
