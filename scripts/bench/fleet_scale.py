@@ -87,10 +87,12 @@ def parts(table):
     return a[0] + b[0], a[1] + b[1]
 
 
-def bench_insert_rate(t0):
-    """An hour of 100 hosts' rows (materialized in memory first) inserted
-    into a samples table with the rollups' views and into one without."""
-    sql("CREATE TABLE chunk ENGINE = Memory AS " + hour_rows(t0, 0, min(HOSTS, 100)))
+def bench_insert_rate(t0, seed_rows, seed_windows):
+    """An hour of the rows of as many hosts as make ~1M rows (in memory
+    first) inserted into a samples table with the rollups' views and into
+    one without."""
+    hosts = max(1, 1000000 * seed_windows // (seed_rows * 360))
+    sql("CREATE TABLE chunk ENGINE = Memory AS " + hour_rows(t0, 0, hosts))
     n = int(sql("SELECT count() FROM chunk"))
     sql("CREATE DATABASE IF NOT EXISTS ins")
     sql("CREATE TABLE ins.plain AS precord_samples_local")
@@ -106,7 +108,7 @@ def bench_insert_rate(t0):
         for table in ("plain", "rolled"):
             sql(f"TRUNCATE TABLE ins.{table}")
             s = time.monotonic()
-            sql(f"INSERT INTO ins.{table} SELECT {SAMPLE_COLS} FROM chunk")
+            sql(f"INSERT INTO ins.{table} ({SAMPLE_COLS}) SELECT {SAMPLE_COLS} FROM chunk")
             t[table].append(time.monotonic() - s)
     sql("DROP DATABASE ins")
     sql("DROP TABLE chunk")
@@ -174,7 +176,7 @@ def main():
         m = timed([PRECORD, "query", URL, "--since", since] + args, raw) * 1000
         results.append(dict(what=f"query {name}, raw rows", ms=m, ratio=m / host_ms))
         note(f"fleet_scale.sh: query {name} from the raw rows: {m:.0f} ms")
-    bench_insert_rate(t0)
+    bench_insert_rate(t0, seed_rows, seed_windows)
     cols = ["what", "rows", "samples", "bytes", "ms", "rows_per_s", "ratio", "note"]
     text = "\n".join("  ".join(f"{c}={B.cell(r.get(c))}" for c in cols if r.get(c) is not None)
                      for r in results)

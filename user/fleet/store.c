@@ -62,7 +62,8 @@ static const char *const local_tables[][2] = {
  * event, stack) and per (hour, event, host, comm, cgroup).  An hour is
  * toDateTime(intDiv(window, 3600) * 3600): whole UTC hours whatever the
  * server's time zone.  The leaf build-id is the stack's leaf frame's, so
- * keeping it adds no row.  Sums are signed: retention takes back, before
+ * keeping it adds no row (the view takes any() of it rather than hashing
+ * it: the views' GROUP BY is what an INSERT pays for them).  Sums are signed: retention takes back, before
  * dropping a raw day, what no commit counts (scripts/fleet-retention.sh).
  */
 #define HOUR_SQL "toDateTime(intDiv(toUInt32(window), 3600) * 3600)"
@@ -73,9 +74,10 @@ static const char *const rollups[][5] = {
 	  "ENGINE = SummingMergeTree((count, weight)) PARTITION BY toYYYYMMDD(date) "
 	  "ORDER BY (hour, event, stack_hash, leaf_build_id)",
 	  "precord_hour_stacks_mv",
-	  "toDate(" HOUR_SQL ") AS date, " HOUR_SQL " AS hour, event, stack_hash, leaf_build_id, "
+	  "toDate(" HOUR_SQL ") AS date, " HOUR_SQL " AS hour, event, stack_hash, "
+	  "any(leaf_build_id) AS leaf_build_id, "
 	  "toInt64(sum(count)) AS count, toInt64(sum(weight)) AS weight FROM precord_samples_local",
-	  " GROUP BY hour, event, stack_hash, leaf_build_id" },
+	  " GROUP BY hour, event, stack_hash" },
 	{ "precord_hour_hosts_local",
 	  "(date Date DEFAULT toDate(hour), hour DateTime, event String, host String, comm String, "
 	  "cgroup String, count AggregateFunction(sum, Int64), weight AggregateFunction(sum, Int64), "
