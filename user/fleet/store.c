@@ -395,6 +395,9 @@ static void schema_usage(FILE *f)
 	      "interface, http://HOST:8123/); with --cluster also the Distributed\n"
 	      "tables over the cluster NAME of that server's remote_servers.  Run it\n"
 	      "once on every server of the cluster; running it again changes nothing.\n"
+	      "On a store made by an older precord it adds what is missing: the hourly\n"
+	      "rollups (filled from the rows already stored) and their views, the\n"
+	      "pushes table, new columns.  Retention: scripts/fleet-retention.sh.\n"
 	      CH_CREDENTIALS_HELP,
 	      f);
 }
