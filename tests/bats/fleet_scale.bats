@@ -127,7 +127,7 @@ answers() {
 	done
 }
 
-@test "fleet scale: fleet-schema backfills the rollups of a store made before them; retention drops raw days and the rollups still answer them exactly" {
+@test "fleet scale: fleet-schema adds the records column and backfills the rollups of a store made before them; retention drops raw days and the rollups still answer them exactly" {
 	"$PRECORD" -q -g -F 999 --aggregate -o a.data -- "$WL" hot3 1
 	"$PRECORD" push "$U1" --host ha a.data
 	# the store as an older precord left it: no rollups, no pushes rows
@@ -137,6 +137,8 @@ answers() {
 			q "$u" "DROP TABLE $t"
 		done
 		q "$u" "TRUNCATE TABLE precord_pushes_local"
+		q "$u" "ALTER TABLE precord_files DROP COLUMN records"
+		q "$u" "ALTER TABLE precord_files_local DROP COLUMN records"
 	done
 	run "$PRECORD" query "$U1" --totals
 	[ "$status" -ne 0 ]
@@ -149,6 +151,13 @@ answers() {
 	want=$(PRECORD_FLEET_ROLLUP=0 answers)
 	[ -n "$want" ]
 	[ "$(answers)" = "$want" ]
+	# the files' records column is back, once; an old row reads its
+	# samples there (an older precord's samples were its records)
+	for u in "$U1" "$U2"; do
+		"$PRECORD" fleet-schema "$u" --cluster precord
+		[ "$(q "$u" "SELECT count() FROM system.columns WHERE database = currentDatabase() AND name = 'records'")" -eq 2 ]
+	done
+	[ "$(q "$U1" "SELECT count() FROM precord_files WHERE records = samples")" -eq 1 ]
 
 	# two days ago: the same file's rows, committed, and a half push
 	q "$U1" "INSERT INTO precord_pushes (host, file_id, push_id, first, last, started_ns) VALUES ('ha', 77, 1, now() - 172800, now() - 172800, 1), ('ha', 77, 2, now() - 172800, now() - 172800, 2)"
