@@ -183,7 +183,7 @@ def table_bytes():
 
 
 def optimize():
-    for t in ["samples", "stacks2", "files"]:
+    for t in ["samples", "stacks2", "files", "pushes", "hour_stacks", "hour_hosts"]:
         sql(f"OPTIMIZE TABLE precord_{t}_local FINAL")
 
 

@@ -26,16 +26,5 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/bench/lib.bash
 
-need_root "precord -a loads BPF"
-need_tools python3 curl
-[ -x "$(command -v clickhouse-server || echo /usr/sbin/clickhouse-server)" ] ||
-	die "clickhouse-server is not installed (scripts/deps.sh installs it)"
-need_built build/workloads/workload
-
-bench_setup
-bench_cleanup() { "$root/tests/tools/clickhouse-cluster" stop "$tmp/ch" 2>/dev/null || true; }
-bench_env
-"$root/tests/tools/clickhouse-cluster" start "$tmp/ch" 1 > "$tmp/servers" || die "clickhouse-server did not start"
-export FLEET_URL
-FLEET_URL=$(awk 'NR == 1 { print $1 }' "$tmp/servers")
+fleet_bench 1
 run_driver

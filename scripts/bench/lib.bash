@@ -85,3 +85,24 @@ bpf_prog_cost() {
 	done
 	echo "0 0"
 }
+
+# fleet_bench N: what a bench of the fleet store needs (root, python3,
+# curl, clickhouse-server, the workload), then bench_setup, bench_env
+# and N clickhouse-server shards of the cluster "precord"
+# (tests/tools/clickhouse-cluster: loopback, free ports, data in $tmp),
+# stopped on exit; their URLs exported as FLEET_URL and FLEET_URL2.
+fleet_bench() {
+	need_root "precord -a loads BPF"
+	need_tools python3 curl
+	[ -x "$(command -v clickhouse-server || echo /usr/sbin/clickhouse-server)" ] ||
+		die "clickhouse-server is not installed (scripts/deps.sh installs it)"
+	need_built build/workloads/workload
+	bench_setup
+	bench_cleanup() { "$root/tests/tools/clickhouse-cluster" stop "$tmp/ch" 2>/dev/null || true; }
+	bench_env
+	"$root/tests/tools/clickhouse-cluster" start "$tmp/ch" "$1" > "$tmp/servers" ||
+		die "clickhouse-server did not start"
+	FLEET_URL=$(awk 'NR == 1 { print $1 }' "$tmp/servers")
+	FLEET_URL2=$(awk 'NR == 2 { print $1 }' "$tmp/servers")
+	export FLEET_URL FLEET_URL2
+}

@@ -360,7 +360,9 @@ SQL
 	for u in "$U1" "$U2" "$U1"; do
 		"$PRECORD" fleet-schema "$u" --cluster precord
 	done
-	[ "$(sql "$U1" "SELECT count() FROM system.tables WHERE name LIKE 'precord%'")" -eq 8 ]
+	# samples, stacks, stacks2, files, pushes, the two rollups (local and
+	# Distributed) and the rollups' two views
+	[ "$(sql "$U1" "SELECT count() FROM system.tables WHERE name LIKE 'precord%'")" -eq 16 ]
 	run "$PRECORD" push "$U1" --host h a.data
 	echo "$output"
 	[ "$status" -eq 0 ]

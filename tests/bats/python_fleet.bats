@@ -46,9 +46,15 @@ store_pct() {
 # collapsed FILE: perf script's stacks of FILE as "root;...;leaf COUNT",
 # whole symbol names (a Python frame's name holds spaces)
 collapsed() {
-	perf script -i "$1" -F ip,sym 2>/dev/null | awk '
-		function out() { if (n) { s = f[n]; for (i = n - 1; i >= 1; i--) s = s ";" f[i]; c[s]++ } n = 0 }
+	# the samples a record stands for: its period over cpu-clock's fixed
+	# period at the file's frequency (1 each but in --aggregate files,
+	# whose records the store counts as the samples taken)
+	local freq
+	freq=$(perf report -i "$1" --header-only 2>/dev/null | grep -o 'sample_freq } = [0-9]*' | head -1 | awk '{ print $NF }')
+	perf script -i "$1" -F period,ip,sym 2>/dev/null | awk -v fixed=$((1000000000 / freq)) '
+		function out() { if (n) { s = f[n]; for (i = n - 1; i >= 1; i--) s = s ";" f[i]; c[s] += w } n = 0 }
 		/^$/ { out(); next }
+		/^ *[0-9]+ *$/ { w = int($1 / fixed + 0.5); if (w < 1) w = 1; next }
 		{ sub(/^[ \t]*[0-9a-f]+ /, ""); f[++n] = $0 }
 		END { out(); for (s in c) print s, c[s] }' | sort
 }
@@ -65,7 +71,8 @@ in_order() {
 
 # check_store FILE HOST: FILE pushed as HOST; --top --children and --top
 # give each Python function perf report's children and self share (within
-# 2 points); --folded has perf script's samples, its stacks of 1% or more,
+# 2 points); --folded has perf script's samples (an --aggregate record's
+# period over the fixed period: the samples taken), its stacks of 1% or more,
 # and the Python frames in the order they were called
 check_store() {
 	local file=$1 host=$2 fail=0 f p q n t total

@@ -594,28 +594,56 @@ struct span {
 	uint64_t first, last, weight;
 };
 
-static int commit_file(struct fleet_push *p, const char *host, const char *path, uint64_t file_id,
-		       uint64_t push_id, uint64_t samples, const struct span *sp)
+/* One row of host's file into table: the commit (files) or the mark of
+ * an attempt written before its rows (pushes). */
+static int insert_file_row(struct fleet_push *p, const char *table, const char *cols,
+			   const char *host, uint64_t file_id, uint64_t push_id, const char *path,
+			   const char *tail)
 {
 	struct pbuf body = { 0 }, out = { 0 };
-	char *sql = NULL, num[200];
+	char *sql = NULL, num[100];
 	int err;
 
-	if (asprintf(&sql, "INSERT INTO %s (host, file_id, push_id, name, samples, weight, first, last, pushed_ns) FORMAT TabSeparated",
-		     p->store.files) < 0)
+	if (asprintf(&sql, "INSERT INTO %s (host, file_id, push_id, %s) FORMAT TabSeparated",
+		     table, cols) < 0)
 		return -ENOMEM;
 	ch_tsv_escape(&body, host);
 	snprintf(num, sizeof(num), "\t%" PRIu64 "\t%" PRIu64 "\t", file_id, push_id);
 	pbuf_put(&body, num, strlen(num));
-	ch_tsv_escape(&body, path);
-	snprintf(num, sizeof(num), "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n",
-		 samples, sp->weight, sp->first, sp->last, wall_ns());
-	pbuf_put(&body, num, strlen(num));
+	if (path) {
+		ch_tsv_escape(&body, path);
+		pbuf_put_u8(&body, '\t');
+	}
+	pbuf_put(&body, tail, strlen(tail));
 	err = body.err ? -ENOMEM : ch_conn__exec(p->store.conn, sql, body.data, body.len, &out);
 	free(sql);
 	pbuf_free(&body);
 	pbuf_free(&out);
 	return err;
+}
+
+static int commit_file(struct fleet_push *p, const char *host, const char *path, uint64_t file_id,
+		       uint64_t push_id, const struct fleet_file_info *info, const struct span *sp)
+{
+	char tail[200];
+
+	snprintf(tail, sizeof(tail), "%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n",
+		 info->samples, info->records, sp->weight, sp->first, sp->last, wall_ns());
+	return insert_file_row(p, p->store.files, "name, samples, records, weight, first, last, pushed_ns",
+			       host, file_id, push_id, path, tail);
+}
+
+/* The attempt's mark, before any of its rows: the rollups count every
+ * row, and a query takes back the rows of marks no commit names. */
+static int mark_push(struct fleet_push *p, const char *host, uint64_t file_id, uint64_t push_id,
+		     const struct span *sp)
+{
+	char tail[100];
+
+	snprintf(tail, sizeof(tail), "%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n",
+		 sp->first, sp->last, wall_ns());
+	return insert_file_row(p, p->store.pushes, "first, last, started_ns", host, file_id,
+			       push_id, NULL, tail);
 }
 
 static int insert_stacks(struct fleet_push *p, struct fleet_push_result *r)
@@ -679,6 +707,7 @@ int fleet_push__file(struct fleet_push *p, const char *path, struct fleet_push_r
 			    strerror(-err));
 	host = p->host ? p->host : info.hostname[0] ? info.hostname : p->local_host;
 	r->samples = info.samples;
+	r->records = info.records;
 	r->offcpu_samples = info.offcpu_samples;
 	/* from here on, nothing was counted until the commit below */
 	if (!p->host) {
@@ -711,7 +740,9 @@ int fleet_push__file(struct fleet_push *p, const char *path, struct fleet_push_r
 	}
 	for (r->attempts = 1;; r->attempts++) {
 		push_id = new_push_id();
-		err = insert_rows(p, host, file_id, push_id, r);
+		err = mark_push(p, host, file_id, push_id, &sp);
+		if (!err)
+			err = insert_rows(p, host, file_id, push_id, r);
 		if (err != -EAGAIN || r->attempts >= p->attempts)
 			break;
 		sleep_ms(wait);
@@ -719,7 +750,7 @@ int fleet_push__file(struct fleet_push *p, const char *path, struct fleet_push_r
 	}
 	if (err)
 		return fail(p, err, path, err == -ENOMEM ? "out of memory" : ch_conn__error(p->store.conn));
-	err = commit_file(p, host, path, file_id, push_id, info.samples, &sp);
+	err = commit_file(p, host, path, file_id, push_id, &info, &sp);
 	if (err)
 		return fail(p, err, path, ch_conn__error(p->store.conn));
 	r->rows = p->nr_rows;
@@ -797,6 +828,9 @@ int fleet_push_main(int argc, char **argv)
 			printf("%s: already in the store\n", argv[i]);
 		} else if (!quiet) {
 			printf("%s: %" PRIu64 " samples", argv[i], r.samples);
+			/* an --aggregate file: fewer records than samples taken */
+			if (r.records != r.samples)
+				printf(" (%" PRIu64 " records)", r.records);
 			if (r.offcpu_samples)
 				printf(" and %" PRIu64 " off-CPU samples", r.offcpu_samples);
 			printf(" as %" PRIu64 " rows, %" PRIu64 " new stacks, %.1f ms\n",

@@ -16,7 +16,8 @@
 struct fleet_push;
 
 struct fleet_push_result {
-	uint64_t samples;	/* CPU samples read from the file */
+	uint64_t samples;	/* CPU samples taken, of the file's records */
+	uint64_t records;	/* CPU sample records (fewer with --aggregate) */
 	uint64_t offcpu_samples;	/* offcpu-time samples read (event 'offcpu') */
 	uint64_t rows;		/* sample rows inserted */
 	uint64_t stacks;	/* stack rows inserted */

@@ -19,9 +19,11 @@
 #include "fleet/flamegraph.h"
 #include "fleet/hash.h"
 #include "fleet/output.h"
+#include "fleet/plan.h"
 #include "fleet/selection.h"
 #include "fleet/store.h"
 #include "fleet/tsv.h"
+#include "util/array.h"
 #include "util/io.h"
 #include "util/log.h"
 #include "util/printable.h"
@@ -42,6 +44,7 @@ static void query_usage(FILE *f)
 	      "                 [--cgroup PATH] [--build-id HEX] [--event cpu|offcpu]\n"
 	      "                 [--top N [--children] | --totals | --folded | --flamegraph OUT.svg]\n"
 	      "                 [--diff KEY=VALUE,...]\n"
+	      "                 [--by host|comm|cgroup]\n"
 	      "Report the samples in the store at URL (default --top 20).\n"
 	      "  --host H          only host H (the name given to push/--push)\n"
 	      "  --since TIME      only samples from TIME on: a duration back from now\n"
@@ -57,7 +60,12 @@ static void query_usage(FILE *f)
 	      "                    --totals with the seconds waited after LAST\n"
 	      "  --top N           the N functions with the largest share: PCT%  SYMBOL  DSO\n"
 	      "  --children        shares of samples with the function anywhere on the stack\n"
-	      "  --totals          one line per host: HOST SAMPLES FIRST LAST (UTC)\n"
+	      "  --totals          one line per host: HOST SAMPLES FIRST LAST (UTC); SAMPLES\n"
+	      "                    are samples taken (an --aggregate record counts all\n"
+	      "                    of its samples)\n"
+	      "  --by COLUMN       --totals: one line per host, comm or cgroup; --top:\n"
+	      "                    the top N of each (up to 20, largest first), each\n"
+	      "                    after a line \"## COLUMN VALUE  PCT%  SAMPLES samples\"\n"
 	      "  --folded          collapsed stacks, root first: a;b;c COUNT\n"
 	      "  --flamegraph OUT.svg  an interactive flame graph (one file, no network)\n"
 	      "  --diff KEY=VALUE,...  compare with a baseline A: the same filters with these\n"
@@ -68,6 +76,8 @@ static void query_usage(FILE *f)
 	      "                    SYMBOL  DSO (points, largest change first); --folded:\n"
 	      "                    a;b;c COUNT_A COUNT_B (difffolded.pl's form);\n"
 	      "                    --flamegraph: B's widths, red grew, blue shrank\n"
+	      "Fleet-wide questions over whole hours read the hourly rollups\n"
+	      "(PRECORD_FLEET_ROLLUP=0: the raw samples only; docs/fleet.md).\n"
 	      CH_CREDENTIALS_HELP,
 	      f);
 }
@@ -81,6 +91,10 @@ static int diff_args(struct qargs *a, time_t now)
 		pr_err("query: --diff compares --top, --folded or --flamegraph, not --totals");
 		return 2;
 	}
+	if (a->sel.by) {
+		pr_err("query: --diff compares two selections, not --by breakdowns: give one of them");
+		return 2;
+	}
 	a->base = a->sel;
 	if (fleet_sel__override(&a->base, a->diff, now, why, sizeof(why))) {
 		pr_err("query: %s", why);
@@ -92,7 +106,7 @@ static int diff_args(struct qargs *a, time_t now)
 static int parse_args(int argc, char **argv, struct qargs *a)
 {
 	enum { O_HOST = 1000, O_SINCE, O_UNTIL, O_COMM, O_CGROUP, O_BUILD_ID, O_TOP, O_CHILDREN,
-	       O_TOTALS, O_FOLDED, O_FLAME, O_EVENT, O_DIFF };
+	       O_TOTALS, O_FOLDED, O_FLAME, O_EVENT, O_DIFF, O_BY };
 	static const struct option lo[] = {
 		{ "host", required_argument, NULL, O_HOST },
 		{ "since", required_argument, NULL, O_SINCE },
@@ -107,6 +121,7 @@ static int parse_args(int argc, char **argv, struct qargs *a)
 		{ "flamegraph", required_argument, NULL, O_FLAME },
 		{ "event", required_argument, NULL, O_EVENT },
 		{ "diff", required_argument, NULL, O_DIFF },
+		{ "by", required_argument, NULL, O_BY },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -158,6 +173,13 @@ static int parse_args(int argc, char **argv, struct qargs *a)
 			a->sel.offcpu = !strcmp(optarg, "offcpu");
 			break;
 		case O_DIFF: a->diff = optarg; break;
+		case O_BY:
+			if (strcmp(optarg, "host") && strcmp(optarg, "comm") && strcmp(optarg, "cgroup")) {
+				pr_err("query: bad --by '%s': give host, comm or cgroup", optarg);
+				return 2;
+			}
+			a->sel.by = optarg;
+			break;
 		case 'h':
 			query_usage(stdout);
 			return 1;
@@ -173,6 +195,10 @@ static int parse_args(int argc, char **argv, struct qargs *a)
 	}
 	if (modes & (modes - 1)) {
 		pr_err("query: give one of --top, --totals, --folded and --flamegraph");
+		return 2;
+	}
+	if (a->sel.by && (modes & ~3)) {
+		pr_err("query: --by breaks down --top and --totals only");
 		return 2;
 	}
 	if (a->sel.until && a->sel.since >= a->sel.until) {
@@ -201,22 +227,26 @@ static void fmt_time(uint64_t t, char *buf, size_t n)
 	strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* A plan's statement (NUL-terminated) made to answer TabSeparated. */
+static int as_tsv(struct pbuf *sql)
+{
+	sql->len--;
+	return pbuf_put(sql, " FORMAT TabSeparated", sizeof(" FORMAT TabSeparated"));
+}
+
 static int query_totals(struct fleet_store *s, const struct fleet_sel *sel)
 {
-	struct pbuf out = { 0 }, where = { 0 };
-	char *sql = NULL, *line, *save = NULL;
+	struct pbuf out = { 0 }, sql = { 0 };
+	char *line, *save = NULL;
 	bool offcpu = sel->offcpu;
 	int err;
 
-	if (fleet_sel__where(sel, true, &where) ||
-	    asprintf(&sql, "SELECT host, sum(count), toUInt32(min(window)), toUInt32(max(window)), sum(weight) FROM %s WHERE %s GROUP BY host ORDER BY host FORMAT TabSeparated",
-		     s->samples, (char *)where.data) < 0) {
-		pbuf_free(&where);
+	if (fleet_plan__group_sums(s, sel, &sql) || as_tsv(&sql)) {
+		pbuf_free(&sql);
 		return -ENOMEM;
 	}
-	pbuf_free(&where);
-	err = run_sql(s, sql, &out);
-	free(sql);
+	err = run_sql(s, (char *)sql.data, &out);
+	pbuf_free(&sql);
 	for (line = err ? NULL : strtok_r((char *)out.data, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		char *f[5], a[32], b[32];
@@ -247,26 +277,19 @@ static int load_stacks(struct fleet_store *s, const struct fleet_sel *sel,
 		       struct fleet_qstack **out_st, size_t *out_n)
 {
 	struct fleet_answer_counts c = { 0 };
-	struct pbuf out = { 0 }, w = { 0 }, w_all = { 0 };
+	struct pbuf out = { 0 }, w = { 0 }, keys = { 0 };
 	struct fleet_qstack *st = NULL;
-	const char *where, *where_all;
 	size_t n = 0;
 	char *sql = NULL;
 	int err;
 
-	if (fleet_sel__where(sel, true, &w) || fleet_sel__where(sel, false, &w_all)) {
+	/* the table choice (rollups or raw rows) is the plan's (plan.h) */
+	if (fleet_plan__stack_sums(s, sel, &w) || as_tsv(&w) ||
+	    fleet_plan__stack_keys(s, sel, &keys)) {
 		err = -ENOMEM;
 		goto out;
 	}
-	where = (const char *)w.data;
-	where_all = (const char *)w_all.data;
-	if (asprintf(&sql, "SELECT stack_hash, sum(count), sum(weight) FROM %s WHERE %s GROUP BY stack_hash ORDER BY stack_hash FORMAT TabSeparated",
-		     s->samples, where) < 0)
-		sql = NULL, err = -ENOMEM;
-	else
-		err = run_sql(s, sql, &out);
-	free(sql);
-	sql = NULL;
+	err = run_sql(s, (char *)w.data, &out);
 	if (!err)
 		err = fleet_answer__read_sums((char *)out.data, &st, &n, &c);
 	if (err || !n)
@@ -274,8 +297,8 @@ static int load_stacks(struct fleet_store *s, const struct fleet_sel *sel,
 	/* only rows whose content is their key: a row another writer
 	 * inserted under this key with other frames is not one of them
 	 * (docs/fleet.md, "Whose frames") */
-	if (asprintf(&sql, "SELECT stack_hash, any(symbols), any(dsos) FROM %s WHERE date >= toDate(toDateTime(%lld)) AND stack_hash GLOBAL IN (SELECT stack_hash FROM %s WHERE %s) AND stack_hash = " FLEET_STACK_KEY_SQL " GROUP BY stack_hash ORDER BY stack_hash FORMAT TabSeparated",
-		     s->stacks, (long long)sel->since, s->samples, where_all) < 0) {
+	if (asprintf(&sql, "SELECT stack_hash, any(symbols), any(dsos) FROM %s WHERE date >= toDate(toDateTime(%lld)) AND stack_hash GLOBAL IN (%s) AND stack_hash = " FLEET_STACK_KEY_SQL " GROUP BY stack_hash ORDER BY stack_hash FORMAT TabSeparated",
+		     s->stacks, (long long)sel->since, (char *)keys.data) < 0) {
 		sql = NULL;
 		err = -ENOMEM;
 		goto out;
@@ -289,7 +312,7 @@ out:
 	free(sql);
 	pbuf_free(&out);
 	pbuf_free(&w);
-	pbuf_free(&w_all);
+	pbuf_free(&keys);
 	if (err) {
 		fleet_answer__free(st, n);
 		return err;
@@ -401,6 +424,93 @@ static int query_diff(struct fleet_store *s, const struct qargs *a)
 	return err;
 }
 
+/* --top --by: the groups of the largest weight first, up to this many */
+#define QUERY_BY_MAX_GROUPS	20
+
+struct group {
+	char *name;
+	uint64_t samples, weight;
+};
+
+static int by_weight(const void *x, const void *y)
+{
+	const struct group *a = x, *b = y;
+
+	return a->weight < b->weight ? 1 : a->weight > b->weight ? -1 : strcmp(a->name, b->name);
+}
+
+/*
+ * --top N --by COLUMN: the sums per value of COLUMN (plan.h), then the
+ * top N of each of the largest QUERY_BY_MAX_GROUPS, each read as a
+ * selection narrowed to that value; the groups left out are said.
+ */
+static int report_top_by(struct fleet_store *s, const struct qargs *a)
+{
+	struct pbuf out = { 0 }, sql = { 0 };
+	struct group *g = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t total = 0, rest = 0;
+	char *line, *save = NULL;
+	int err;
+
+	if (fleet_plan__group_sums(s, &a->sel, &sql) || as_tsv(&sql)) {
+		pbuf_free(&sql);
+		return -ENOMEM;
+	}
+	err = run_sql(s, (char *)sql.data, &out);
+	pbuf_free(&sql);
+	for (line = err ? NULL : strtok_r((char *)out.data, "\n", &save); line && !err;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *f[5];
+
+		if (tsv_split(line, f, 5) != 5)
+			continue;
+		tsv_unescape(f[0]);
+		if (ARRAY_GROW(g, cap, n + 1) || !(g[n].name = strdup(f[0]))) {
+			err = -ENOMEM;
+			break;
+		}
+		g[n].samples = strtoull(f[1], NULL, 10);
+		g[n].weight = strtoull(f[4], NULL, 10);
+		total += g[n++].weight;
+	}
+	pbuf_free(&out);
+	if (!err && n)
+		qsort(g, n, sizeof(*g), by_weight);
+	for (size_t i = 0; !err && i < n; i++) {
+		struct fleet_sel sel = a->sel;
+		struct fleet_qstack *st = NULL;
+		size_t nst = 0;
+
+		if (i >= QUERY_BY_MAX_GROUPS) {
+			rest += g[i].weight;
+			continue;
+		}
+		if (!strcmp(a->sel.by, "host"))
+			sel.host = g[i].name;
+		else if (!strcmp(a->sel.by, "comm"))
+			sel.comm = g[i].name;
+		else
+			sel.cgroup = g[i].name;
+		sel.by = NULL;
+		printf("## %s ", a->sel.by);
+		printable_fputs(stdout, g[i].name, " ");
+		printf("  %.2f%%  %" PRIu64 " samples\n",
+		       total ? 100.0 * (double)g[i].weight / (double)total : 0.0, g[i].samples);
+		err = load_stacks(s, &sel, &st, &nst);
+		if (!err)
+			err = fleet_output__top(stdout, st, nst, a->top, a->children);
+		fleet_answer__free(st, nst);
+	}
+	if (!err && n > QUERY_BY_MAX_GROUPS)
+		printf("## %zu more: %.2f%% (narrow with --host, --comm, --cgroup)\n",
+		       n - QUERY_BY_MAX_GROUPS, total ? 100.0 * (double)rest / (double)total : 0.0);
+	for (size_t i = 0; i < n; i++)
+		free(g[i].name);
+	free(g);
+	return err;
+}
+
 int fleet_query_main(int argc, char **argv)
 {
 	struct fleet_store s;
@@ -424,6 +534,10 @@ int fleet_query_main(int argc, char **argv)
 	}
 	if (a.diff) {
 		err = query_diff(&s, &a);
+		goto out;
+	}
+	if (a.sel.by) {
+		err = report_top_by(&s, &a);
 		goto out;
 	}
 	err = load_stacks(&s, &a.sel, &st, &n);

@@ -205,6 +205,22 @@ static void put_eq(struct pbuf *w, const char *column, const char *value)
 	ch_quote(w, value);
 }
 
+int fleet_sel__filters(const struct fleet_sel *sel, unsigned int cols, struct pbuf *w)
+{
+	/* rows pushed before the column read as 'cpu' (its default) */
+	if (cols & FLEET_SEL_EVENT)
+		put_str(w, sel->offcpu ? " AND event = 'offcpu'" : " AND event = 'cpu'");
+	if (sel->host && (cols & FLEET_SEL_HOST))
+		put_eq(w, "host", sel->host);
+	if (sel->comm && (cols & FLEET_SEL_COMM))
+		put_eq(w, "comm", sel->comm);
+	if (sel->cgroup && (cols & FLEET_SEL_CGROUP))
+		put_eq(w, "cgroup", sel->cgroup);
+	if (sel->build_id && (cols & FLEET_SEL_BUILD_ID))
+		put_eq(w, "leaf_build_id", sel->build_id);
+	return w->err;
+}
+
 int fleet_sel__where(const struct fleet_sel *sel, bool committed, struct pbuf *w)
 {
 	char tmp[256];
@@ -217,16 +233,7 @@ int fleet_sel__where(const struct fleet_sel *sel, bool committed, struct pbuf *w
 			 (long long)sel->until, (long long)sel->until);
 		put_str(w, tmp);
 	}
-	/* rows pushed before the column read as 'cpu' (its default) */
-	put_str(w, sel->offcpu ? " AND event = 'offcpu'" : " AND event = 'cpu'");
-	if (sel->host)
-		put_eq(w, "host", sel->host);
-	if (sel->comm)
-		put_eq(w, "comm", sel->comm);
-	if (sel->cgroup)
-		put_eq(w, "cgroup", sel->cgroup);
-	if (sel->build_id)
-		put_eq(w, "leaf_build_id", sel->build_id);
+	fleet_sel__filters(sel, FLEET_SEL_ALL, w);
 	if (committed) {
 		/* precord_files_local on purpose: a host's files are on the
 		 * shard of its samples, so each shard checks its own.  A

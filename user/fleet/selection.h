@@ -17,7 +17,16 @@ struct fleet_sel {
 	const char *build_id;	/* the leaf frame's DSO build-id (hex) */
 	time_t since, until;	/* [since, until) in UTC seconds; 0 = open */
 	bool offcpu;		/* event 'offcpu' rather than 'cpu' */
+	const char *by;		/* --by: "host", "comm" or "cgroup"; NULL: host */
 };
+
+/* The columns fleet_sel__filters may use. */
+#define FLEET_SEL_HOST		1u
+#define FLEET_SEL_COMM		2u
+#define FLEET_SEL_CGROUP	4u
+#define FLEET_SEL_BUILD_ID	8u
+#define FLEET_SEL_EVENT		16u
+#define FLEET_SEL_ALL		31u
 
 /*
  * A time given to --since/--until: a duration back from NOW (90s, 30m,
@@ -47,6 +56,10 @@ int fleet_sel__override(struct fleet_sel *sel, char *spec, time_t now, char *why
  * of each file), checked on each shard with its own files.
  */
 int fleet_sel__where(const struct fleet_sel *sel, bool committed, struct pbuf *w);
+
+/* " AND event = ... AND host = ..." of the filters on COLS, appended
+ * to W (not terminated). */
+int fleet_sel__filters(const struct fleet_sel *sel, unsigned int cols, struct pbuf *w);
 
 /* One line for titles: "all hosts", "host h1, comm app, 2026-...–..." */
 void fleet_sel__describe(const struct fleet_sel *sel, char *buf, size_t size);

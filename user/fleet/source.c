@@ -123,7 +123,7 @@ struct read_ctx {
 	fleet_sample_cb cb;
 	void *ctx;
 	__s64 off;
-	__u64 samples, offcpu_samples;
+	__u64 samples, records, offcpu_samples;
 };
 
 static int on_profile_sample(void *arg, const struct profile_sample *ps)
@@ -148,9 +148,9 @@ static int on_profile_sample(void *arg, const struct profile_sample *ps)
 		.pid = ps->pid,
 		.comm = ps->comm ? ps->comm : "",
 		.cgroup = ps->cgroup ? ps->cgroup : "",
-		/* a sample record is one sample, as perf report counts them;
-		 * an --aggregate file's records weigh more through PERIOD */
-		.count = 1,
+		/* the samples taken: 1 per record, an --aggregate record's
+		 * PERIOD over the fixed period (profile__sample_count) */
+		.count = ps->count,
 		.weight = ps->period,
 		.offcpu = ps->offcpu,
 		.nr = (int)ps->nr_frames,
@@ -159,14 +159,14 @@ static int on_profile_sample(void *arg, const struct profile_sample *ps)
 	if (ps->offcpu)
 		rc->offcpu_samples++;
 	else
-		rc->samples++;
+		rc->samples += ps->count, rc->records++;
 	return rc->cb(rc->ctx, &s);
 }
 
 int fleet_source__read(struct fleet_source *src, const char *path, fleet_sample_cb cb,
 		       void *ctx, struct fleet_file_info *info)
 {
-	struct read_ctx rc = { src, cb, ctx, 0, 0, 0 };
+	struct read_ctx rc = { src, cb, ctx, 0, 0, 0, 0 };
 	struct profile_opts o = { .cache = src->cache, .with_offcpu = true };
 	struct profile_info pi;
 	int err;
@@ -181,6 +181,7 @@ int fleet_source__read(struct fleet_source *src, const char *path, fleet_sample_
 	if (!err) {
 		snprintf(info->hostname, sizeof(info->hostname), "%s", pi.host ? pi.host : "");
 		info->samples = rc.samples;
+		info->records = rc.records;
 		info->offcpu_samples = rc.offcpu_samples;
 		info->bad = pi.bad;
 	}

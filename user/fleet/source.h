@@ -32,7 +32,8 @@ struct fleet_sample {
 /* The file as a whole. */
 struct fleet_file_info {
 	char hostname[256];	/* HOSTNAME feature, "" when absent */
-	uint64_t samples;	/* CPU samples read (sum of counts) */
+	uint64_t samples;	/* CPU samples taken (sum of counts) */
+	uint64_t records;	/* CPU sample records read (fewer when aggregated) */
 	uint64_t offcpu_samples;	/* offcpu-time samples read */
 	uint64_t bad;		/* records reported and skipped */
 };

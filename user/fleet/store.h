@@ -12,6 +12,10 @@
  *   precord_stacks_local   the same under the old unverifiable hash, for
  *                          precords before the keys; not read
  *   precord_files_local    one row per pushed file: the commit mark
+ *   precord_pushes_local   one row per push attempt, before its rows
+ *   precord_hour_stacks_local, precord_hour_hosts_local
+ *                          hourly rollups (materialized views of every
+ *                          samples INSERT) per stack, per host/comm/cgroup
  *   precord_samples, precord_stacks2, precord_stacks, precord_files
  *                          the Distributed tables over them (--cluster)
  *
@@ -34,6 +38,8 @@ struct fleet_store {
 	struct ch_conn *conn;
 	bool distributed;	/* the Distributed tables exist: read and write them */
 	const char *samples, *stacks, *files;	/* the tables to use */
+	const char *pushes;		/* every push attempt (before its rows) */
+	const char *hour_stacks, *hour_hosts;	/* the hourly rollups */
 };
 
 /* Connect to url and find precord's tables (attempts: see

@@ -30,6 +30,24 @@ static bool is_offcpu(const struct perf_reader *r, size_t idx)
 	return a && a->type == PERF_TYPE_SOFTWARE && a->config == PERF_COUNT_SW_BPF_OUTPUT;
 }
 
+__u64 profile__sample_count(const struct perf_event_attr *a, __u64 period)
+{
+	__u64 fixed = 0;
+
+	if (!a || !(a->sample_type & PERF_SAMPLE_PERIOD))
+		return 1;
+	if (!a->freq)
+		fixed = a->sample_period;
+	else if (a->type == PERF_TYPE_SOFTWARE && a->sample_freq &&
+		 (a->config == PERF_COUNT_SW_CPU_CLOCK || a->config == PERF_COUNT_SW_TASK_CLOCK))
+		fixed = 1000000000ULL / a->sample_freq;
+	if (!fixed || period <= fixed)
+		return 1;
+	/* rounded: a period the kernel shortened or lengthened by a few ns
+	 * still counts whole samples */
+	return (period + fixed / 2) / fixed;
+}
+
 static int on_event(void *ctx, const struct perf_event_view *ev)
 {
 	struct run *run = ctx;
@@ -51,6 +69,9 @@ static int on_event(void *ctx, const struct perf_event_view *ev)
 		.weight = ev->sample.weight, .attr = ev->sample.attr, .frames = run->frames,
 		.offcpu = is_offcpu(run->r, (size_t)ev->sample.attr),
 	};
+	/* off-CPU samples are waits (PERIOD = ns waited), one each */
+	ps.count = ps.offcpu ? 1 : profile__sample_count(perf_reader__attr(run->r, (size_t)ev->sample.attr),
+						       ps.period);
 	if (ps.offcpu && !run->with_offcpu) {
 		run->info->offcpu_skipped++;
 		return 0;

@@ -25,6 +25,8 @@
 
 #include "report/symbolizer.h"
 
+struct perf_event_attr;
+
 #define PROFILE_MAX_FRAMES	1024	/* deeper stacks are cut (leaf kept) */
 
 struct profile_sample {
@@ -35,6 +37,9 @@ struct profile_sample {
 	__u64 cgroup_id;		/* PERF_SAMPLE_CGROUP; 0 without */
 	const char *cgroup;		/* its path from CGROUP records, or NULL */
 	__u64 period;			/* the sample's period (1 without PERIOD and with -F) */
+	__u64 count;			/* samples taken it stands for: 1, or for an
+					 * --aggregate record PERIOD / the event's
+					 * fixed period (profile__sample_count) */
 	__u64 weight;			/* PERF_SAMPLE_WEIGHT; 0 without */
 	int attr;			/* index of the sample's event */
 	bool offcpu;			/* of the offcpu-time event: period = ns waited */
@@ -69,6 +74,17 @@ struct profile_info {
 	bool freq;			/* attr 0 samples at a frequency (-F) */
 	bool same_host;			/* recorded on this host */
 };
+
+/*
+ * The samples taken that a record of PERIOD stands for, under attr a: 1
+ * for a plain record; PERIOD / the fixed period for an aggregated one
+ * (precord --aggregate writes the sum of the counted samples' periods).
+ * The period is fixed, so the count exact, with -c N (PERIOD / N) and for
+ * cpu-clock and task-clock at -F F, which the kernel samples at the fixed
+ * period NSEC_PER_SEC / F (an hrtimer; perf_swevent_init_hrtimer).  A
+ * frequency-driven hardware event's periods vary: its records count 1.
+ */
+__u64 profile__sample_count(const struct perf_event_attr *a, __u64 period);
 
 /* Read path (see above).  0, the callback's non-zero result, or -errno
  * after one message (the file cannot be opened or is not a perf.data). */
