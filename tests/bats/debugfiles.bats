@@ -39,10 +39,6 @@ teardown() {
 	common_teardown
 }
 
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 # build_id FILE: its GNU build-id, hex
 build_id() { readelf -n "$1" | awk '/Build ID/ { print $3; exit }'; }
 
@@ -164,17 +160,7 @@ go_env() {
 	M=$(msort n.data)	# perf report reads /usr/lib/debug itself
 	[ -n "$M" ]
 	[ "$(pprof_self n.pb.gz "$M")" = 0 ]
-	# the server
-	local port i
-	port=$(free_port)
-	debuginfod -F "$T/srv" -p "$port" -d "$T/db.sqlite" -t 0 -g 0 > "$T/debuginfod.log" 2>&1 &
-	DPID=$!
-	URL=http://127.0.0.1:$port
-	for i in $(seq 600); do
-		curl -sf -o /dev/null "$URL/buildid/$LBID/debuginfo" && break
-		kill -0 "$DPID"
-		sleep 0.1
-	done
+	debuginfod_start "$T/srv" "$LBID"
 	rm -rf "$HOME/.debug"
 	DEBUGINFOD_URLS=$URL libc_record p.data --debug-root "$T/empty" 2> err
 	cat err >&2

@@ -48,26 +48,8 @@ teardown() {
 	common_teardown
 }
 
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 # start_debuginfod: Debian's server on srv/, URL set once it serves HEX
-start_debuginfod() {
-	local port i
-	port=$(free_port)
-	debuginfod -F "$T/srv" -p "$port" -d "$T/db.sqlite" -t 0 -g 0 > "$T/debuginfod.log" 2>&1 &
-	DPID=$!
-	URL=http://127.0.0.1:$port
-	for i in $(seq 600); do
-		curl -sf -o /dev/null "$URL/buildid/$HEX/debuginfo" && return 0
-		kill -0 "$DPID" || break
-		sleep 0.1
-	done
-	echo "debuginfod did not serve $HEX" >&2
-	cat "$T/debuginfod.log" >&2
-	return 1
-}
+start_debuginfod() { debuginfod_start "$T/srv" "$HEX"; }
 
 # requests: the debuginfo requests debuginfod has answered so far
 requests() {

@@ -9,14 +9,14 @@ static volatile unsigned long dbglib_sink;
 /* The same loop in both, at the same alignment. */
 __attribute__((noinline, aligned(64))) static void dbglib_static_gamma(unsigned long n)
 {
-	for (unsigned long i = 0; i < n; i++)
-		dbglib_sink += i ^ (dbglib_sink >> 3);
+	while (n--)
+		dbglib_sink += n ^ (dbglib_sink >> 3);
 }
 
 __attribute__((noinline, aligned(64))) static void dbglib_static_delta(unsigned long n)
 {
-	for (unsigned long i = 0; i < n; i++)
-		dbglib_sink += i ^ (dbglib_sink >> 3);
+	while (n--)
+		dbglib_sink += n ^ (dbglib_sink >> 3);
 }
 
 /* The one exported function: WHICH 0 runs gamma, else delta. */
