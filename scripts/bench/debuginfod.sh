@@ -25,7 +25,7 @@ cd "$(dirname "$0")/../.."
 . scripts/bench/lib.bash
 need_root "precord loads BPF"
 need_tools debuginfod gcc objcopy strip readelf curl python3
-need_built
+need_built build/precord
 secs=${BENCH_SECS:-1}
 reps=${BENCH_REPS:-3}
 nlib=20
@@ -67,6 +67,7 @@ done
 	echo '	} while (cpu() < end);'
 	echo '	clock_gettime(CLOCK_REALTIME, &now);'
 	echo '	f = fopen(argv[2], "w");'
+	# shellcheck disable=SC2028 # C's \n, for the compiler
 	echo '	if (!f || fprintf(f, "%ld.%09ld\n", (long)now.tv_sec, now.tv_nsec) < 0 || fclose(f))'
 	echo '		return 1;'
 	echo '	return 0;'
@@ -74,6 +75,7 @@ done
 } > "$tmp/src/main.c"
 libs=()
 for i in $(seq "$nlib"); do libs+=("-lbench$i"); done
+# shellcheck disable=SC2016 # $ORIGIN is the dynamic linker's
 gcc -O1 -fno-omit-frame-pointer "$tmp/src/main.c" -o "$tmp/bin/prog" -L"$tmp/bin" "${libs[@]}" -Wl,-rpath,'$ORIGIN'
 last=$(readelf -n "$tmp/bin/libbench$nlib.so" | awk '/Build ID/ { print $3 }')
 

@@ -55,7 +55,7 @@ libc_setup() {
 	[ -s "$LDEBUG" ]
 	LCACHED=$HOME/.debug$LIBC/$LBID/debug
 	# libc itself has no .symtab: its static functions are in the debug file only
-	! readelf -S "$LIBC" | grep -q '\.symtab'
+	[ "$(readelf -S "$LIBC" | grep -c '\.symtab')" = 0 ]
 }
 
 # libc_record FILE OPTS...: qsort_libc (2 s of CPU) recorded with -g
@@ -91,8 +91,7 @@ go_env() {
 	cp "$SLIB" bin/libdbgstatic.so
 	objcopy --only-keep-debug bin/libdbgstatic.so lib.debug
 	strip --strip-all bin/libdbgstatic.so
-	! readelf -S bin/libdbgstatic.so | grep -q '\.symtab'
-	! readelf -S bin/libdbgstatic.so | grep -q gnu_debuglink
+	[ "$(readelf -S bin/libdbgstatic.so | grep -c -e '\.symtab' -e gnu_debuglink)" = 0 ]
 	HEX=$(build_id bin/libdbgstatic.so)
 	[ "${#HEX}" -eq 40 ]
 	CACHED=$HOME/.debug$T/bin/libdbgstatic.so/$HEX/debug
@@ -107,7 +106,7 @@ go_env() {
 	cp lib.debug "dbgroot/.build-id/${HEX:0:2}/${HEX:2}.debug"
 	PRECORD_WL_TRUTH=$T/truth "$PRECORD" --debug-root "$T/dbgroot" -o p.data -- "$SLW" "$T/bin/libdbgstatic.so" 1.5 2> err
 	cat err >&2
-	! grep -q warning err
+	[ "$(grep -c warning err)" = 0 ]
 	lint p.data
 	cmp "$CACHED" lib.debug
 	[ ! -e "$HOME/.debug/.precord" ]	# no server: nothing of debuginfod
