@@ -12,7 +12,7 @@ pkgs="make gcc clang llvm pkg-config libbpf-dev libelf-dev zlib1g-dev bpftool
 # a second reader that tests/tools/perf-check consults).
 extra="nodejs mono-runtime mono-mcs mono-utils libmono-profiler llvm hyperfine bpftrace hotspot
        g++ clickhouse-server clickhouse-client golang-go chromium libxml2-utils curl
-       debuginfod"
+       debuginfod libc6-dbg"
 
 want="$pkgs"
 [ "${PRECORD_DEPS_MINIMAL:-0}" = 1 ] || want="$want $extra"

@@ -33,8 +33,7 @@ setup() {
 	cp "$SSW" bin/ss
 	objcopy --only-keep-debug bin/ss srv/ss.debug
 	strip --strip-all bin/ss
-	! readelf -S bin/ss | grep -q '\.symtab'
-	! readelf -S bin/ss | grep -q gnu_debuglink
+	[ "$(readelf -S bin/ss | grep -c -e '\.symtab' -e gnu_debuglink)" = 0 ]
 	HEX=$(readelf -n bin/ss | awk '/Build ID/ { print $3 }')
 	[ "${#HEX}" -eq 40 ]
 	CACHED=$HOME/.debug$T/bin/ss/$HEX/debug
@@ -48,26 +47,8 @@ teardown() {
 	common_teardown
 }
 
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 # start_debuginfod: Debian's server on srv/, URL set once it serves HEX
-start_debuginfod() {
-	local port i
-	port=$(free_port)
-	debuginfod -F "$T/srv" -p "$port" -d "$T/db.sqlite" -t 0 -g 0 > "$T/debuginfod.log" 2>&1 &
-	DPID=$!
-	URL=http://127.0.0.1:$port
-	for i in $(seq 600); do
-		curl -sf -o /dev/null "$URL/buildid/$HEX/debuginfo" && return 0
-		kill -0 "$DPID" || break
-		sleep 0.1
-	done
-	echo "debuginfod did not serve $HEX" >&2
-	cat "$T/debuginfod.log" >&2
-	return 1
-}
+start_debuginfod() { debuginfod_start "$T/srv" "$HEX"; }
 
 # requests: the debuginfo requests debuginfod has answered so far
 requests() {
@@ -137,12 +118,12 @@ warnings() { grep -c '^precord: warning:' "$1.err" || true; }
 	record p.data
 	lint p.data
 	names p.data >&2
-	! names p.data | grep -q dbg_static_
+	[ "$(names p.data | grep -c dbg_static_)" = 0 ]
 	names p.data | grep -q '^0x'
 	[ ! -e "$CACHED" ]
 	[ ! -e "$HOME/.debug/.precord" ]
 	DEBUGINFOD_URLS=$URL record q.data --no-debuginfod
-	! names q.data | grep -q dbg_static_
+	[ "$(names q.data | grep -c dbg_static_)" = 0 ]
 	[ ! -e "$CACHED" ]
 	[ "$(requests)" -eq "$n0" ]
 }
@@ -245,7 +226,7 @@ warnings() { grep -c '^precord: warning:' "$1.err" || true; }
 	[ ! -e "$CACHED" ]
 	# without a server the pushing host has addresses only
 	"$PRECORD" export --pprof -i p.data -o none.pb.gz
-	! go tool pprof -top none.pb.gz 2>/dev/null | grep -q dbg_static_
+	[ "$(go tool pprof -top none.pb.gz 2>/dev/null | grep -c dbg_static_)" = 0 ]
 	DEBUGINFOD_URLS=$URL "$PRECORD" export --pprof -i p.data -o p.pb.gz
 	[ -s "$CACHED" ]
 	go tool pprof -top -nodecount=100000 p.pb.gz 2>/dev/null > pprof.txt

@@ -311,3 +311,27 @@ fleet_cluster() {
 	U1=${FLEET_URLS[0]}
 	U2=${FLEET_URLS[1]}
 }
+
+# free_port: a TCP port free on the loopback interface now
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# debuginfod_start DIR HEX: Debian's debuginfod -F DIR on a free loopback
+# port (its database and log in $T), DPID its pid and URL its address once
+# it serves the debug file of build-id HEX; stop it with kill "$DPID"
+debuginfod_start() {
+	local port i
+	port=$(free_port)
+	debuginfod -F "$1" -p "$port" -d "$T/db.sqlite" -t 0 -g 0 > "$T/debuginfod.log" 2>&1 &
+	DPID=$!
+	URL=http://127.0.0.1:$port
+	for i in $(seq 600); do
+		curl -sf -o /dev/null "$URL/buildid/$2/debuginfo" && return 0
+		kill -0 "$DPID" || break
+		sleep 0.1
+	done
+	echo "debuginfod did not serve $2" >&2
+	cat "$T/debuginfod.log" >&2
+	return 1
+}

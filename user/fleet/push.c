@@ -20,6 +20,7 @@
 #include "fleet/source.h"
 #include "fleet/store.h"
 #include "jit/strset.h"
+#include "report/symbolizer.h"
 #include "util/array.h"
 #include "util/log.h"
 
@@ -761,13 +762,15 @@ int fleet_push__file(struct fleet_push *p, const char *path, struct fleet_push_r
 
 static void push_usage(FILE *f)
 {
-	fputs("usage: precord push URL [--host NAME] FILE...\n"
+	fputs("usage: precord push URL [--host NAME] [--debug-root DIR] FILE...\n"
 	      "Push perf.data files (precord's or perf record's) into the store at URL\n"
 	      "(a ClickHouse server's HTTP interface with precord's tables, see\n"
 	      "precord fleet-schema).  Symbols are resolved here, from the build-id\n"
 	      "cache and the binaries.  A file already in the store is skipped.\n"
 	      "  --host NAME   the host's name in the store (default: the HOSTNAME the\n"
 	      "                file recorded, else this machine's name)\n"
+	      "  --debug-root DIR  where local debug files of stripped code are (default\n"
+	      "                /usr/lib/debug); DEBUGINFOD_URLS: the servers asked next\n"
 	      "  -q, --quiet   no line per file\n"
 	      "  -v, --verbose where the time went, per file\n"
 	      CH_CREDENTIALS_HELP,
@@ -778,6 +781,7 @@ int fleet_push_main(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "host", required_argument, NULL, 'H' },
+		{ "debug-root", required_argument, NULL, 'D' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -795,6 +799,8 @@ int fleet_push_main(int argc, char **argv)
 			verbose = true;
 		} else if (opt == 'H') {
 			host = optarg;
+		} else if (opt == 'D') {
+			sym_cache__set_debug_defaults(optarg, false, 0, 0);
 		} else if (opt == 'q') {
 			quiet = true;
 		} else if (opt == 'h') {

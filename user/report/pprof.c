@@ -544,23 +544,26 @@ out:
 }
 
 static const char export_usage[] =
-"Usage: precord export --pprof [-i FILE] [-o OUT] [--buildid-dir DIR] [-v|-q]\n"
+"Usage: precord export --pprof [-i FILE] [-o OUT] [--buildid-dir DIR] [--debug-root DIR] [-v|-q]\n"
 "Convert a perf.data file (precord's or perf record's) to another format.\n"
 "  --pprof             gzipped profile.proto for go tool pprof, Pyroscope, Parca\n"
 "  -i, --input FILE    the recording (default: perf.data)\n"
 "  -o, --output OUT    the profile (default: FILE.pb.gz)\n"
 "      --buildid-dir DIR  build-id cache to take symbols from (default: perf's, ~/.debug)\n"
+"      --debug-root DIR   where local debug files of stripped code are (default\n"
+"                         /usr/lib/debug); DEBUGINFOD_URLS: the servers asked next\n"
 "  -v, --verbose       say more (-vv: why DSOs have no symbols)\n"
 "  -q, --quiet         only errors\n";
 
 int export_main(int argc, char **argv)
 {
-	enum { OPT_PPROF = 256, OPT_BUILDID_DIR };
+	enum { OPT_PPROF = 256, OPT_BUILDID_DIR, OPT_DEBUG_ROOT };
 	static const struct option lopts[] = {
 		{ "pprof", no_argument, NULL, OPT_PPROF },
 		{ "input", required_argument, NULL, 'i' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "buildid-dir", required_argument, NULL, OPT_BUILDID_DIR },
+		{ "debug-root", required_argument, NULL, OPT_DEBUG_ROOT },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -579,6 +582,7 @@ int export_main(int argc, char **argv)
 		case 'i':		in = optarg; break;
 		case 'o':		out = optarg; break;
 		case OPT_BUILDID_DIR:	dir = optarg; break;
+		case OPT_DEBUG_ROOT:	sym_cache__set_debug_defaults(optarg, false, 0, 0); break;
 		case 'v':		log_verbosity++; break;
 		case 'q':		log_verbosity = -1; break;
 		case 'h':		fputs(export_usage, stdout); return 0;
