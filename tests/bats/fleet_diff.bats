@@ -10,16 +10,8 @@ load helpers
 
 OUT_DIR=${FLEET_TEST_OUT:-$ROOT/build/test-output/fleet}
 
-setup() {
-	common_setup
-	require_recording
-	fleet_cluster
-}
-
-teardown() {
-	fleet_cluster_stop
-	common_teardown
-}
+setup() { fleet_setup; }
+teardown() { fleet_teardown; }
 
 # record FILE A:B:C [PROGRAM]: 2 s of CPU of hot_a/hot_b/hot_c in that ratio
 record() {

@@ -7,16 +7,8 @@
 
 load helpers
 
-setup() {
-	common_setup
-	require_recording
-	fleet_cluster
-}
-
-teardown() {
-	fleet_cluster_stop
-	common_teardown
-}
+setup() { fleet_setup; }
+teardown() { fleet_teardown; }
 
 # q URL SQL: one statement; INSERTs through a Distributed table land on
 # the shards before it returns, as push's do

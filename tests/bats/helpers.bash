@@ -300,6 +300,19 @@ fleet_cluster_start() {
 	done
 }
 
+# fleet_setup / fleet_teardown: setup and teardown of a fleet test file
+# (what recording needs, two shards in U1 and U2, stopped after)
+fleet_setup() {
+	common_setup
+	require_recording
+	fleet_cluster
+}
+
+fleet_teardown() {
+	fleet_cluster_stop
+	common_teardown
+}
+
 fleet_cluster_stop() {
 	[ -z "${T:-}" ] || [ ! -d "$T/ch" ] || "$ROOT/tests/tools/clickhouse-cluster" stop "$T/ch"
 }
