@@ -14,7 +14,7 @@ san="-fsanitize=address,undefined -fno-sanitize-recover=all"
 make --no-print-directory BUILD=build-fuzz CC=clang \
 	CFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link $san" \
 	build-fuzz/libprecord.a
-libs=$(pkg-config --libs libbpf libelf libdw zlib libprotobuf-c libcurl)
+libs=$(pkg-config --libs libbpf libelf libdw zlib libprotobuf-c libcurl libdebuginfod)
 status=0
 summary=()
 if [[ -n ${FUZZ_RUNS:-} ]]; then limit=(-runs="$FUZZ_RUNS"); else limit=(-max_total_time="$secs"); fi
