@@ -179,7 +179,7 @@ TEST(debug_file_checks)
 	fd = open_ro(fixture);
 	n = elf_build_id_fd(fd, id);
 	CHECK(n >= 2);
-	CHECK_EQ(elf_has_symtab_fd(fd), 1);
+	CHECK_EQ(elf_has_own_names_fd(fd), 1);
 	CHECK_EQ(elf_debug_file_check(fd, id, n), 0);
 	memcpy(other, id, sizeof(other));
 	other[0] ^= 1;
@@ -190,14 +190,14 @@ TEST(debug_file_checks)
 	/* not ELF */
 	CHECK_EQ(write_file(tmp("junk"), "\177ELF junk junk junk", 19), 0);
 	fd = open_ro(tmp("junk"));
-	CHECK_EQ(elf_has_symtab_fd(fd), -ENOEXEC);
+	CHECK_EQ(elf_has_own_names_fd(fd), -ENOEXEC);
 	CHECK(elf_debug_file_check(fd, id, n) < 0);
 	close(fd);
 
 	/* no .symtab */
 	CHECK_EQ(copy_elf(fixture, tmp("stripped.so"), true, false), 0);
 	fd = open_ro(tmp("stripped.so"));
-	CHECK_EQ(elf_has_symtab_fd(fd), 0);
+	CHECK_EQ(elf_has_own_names_fd(fd), 0);
 	CHECK_EQ(elf_debug_file_check(fd, id, n), -ENOENT);
 	close(fd);
 

@@ -65,7 +65,7 @@ static size_t find_scn(Elf *elf, __u32 type, const char *name, GElf_Shdr *sh,
 	return 0;
 }
 
-int elf_has_symtab_fd(int fd)
+int elf_has_own_names_fd(int fd)
 {
 	struct elf_reads rd;
 	GElf_Shdr sh;

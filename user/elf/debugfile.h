@@ -17,7 +17,7 @@
  * a Go binary's .gopclntab (elf/gosyms.h: names, and for a stripped one
  * an id of precord's that no debug file has): 1; neither: 0; -ENOEXEC
  * (not ELF, headers refused) or -errno. */
-int elf_has_symtab_fd(int fd);
+int elf_has_own_names_fd(int fd);
 
 /*
  * The file name in fd's .gnu_debuglink section, copied into name (size

@@ -378,7 +378,7 @@ int debuginfo__find(struct debuginfo *di, const struct debuginfo_dso *d, __u64 d
 
 	if (!di || !d->name || d->name[0] != '/' || d->id_size < 2 || d->id_size > BUILD_ID_SIZE)
 		return -EINVAL;
-	has = elf_has_symtab_fd(d->fd);
+	has = elf_has_own_names_fd(d->fd);
 	if (has)
 		return has > 0 ? -ENODATA : has;
 	build_id_hex(d->id, d->id_size, hex);
