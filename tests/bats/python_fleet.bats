@@ -192,9 +192,9 @@ store_share() {
 		p=$(script_share x.data "$f"); q=$(store_share "$f" --comm python3)
 		echo "$f: children among python3's samples: perf script $p%, query --comm python3 $q%" >&2
 		within "$p" "$q" 1 || fail=1
-		case $f in
-		ho_main) awk -v p="$q" 'BEGIN { exit !(p >= 90) }' || fail=1 ;;
-		esac
 	done
+	# (no floor on ho_main's share here: with -a, any other python3 on
+	# the machine is in --comm python3; python.bats checks the floor on
+	# the workload's own process)
 	[ "$fail" -eq 0 ]
 }
