@@ -79,8 +79,32 @@ static void put_hours(struct pbuf *b, const struct fleet_sel *sel, time_t a, tim
 }
 
 /*
+ * The hosts of this shard that may have an attempt that is not a first
+ * commit, from files of days from a's on: those whose attempts (pushes
+ * rows), commits (files rows) and committed files do not all count the
+ * same, or whose attempts' and commits' push ids differ (a sum of their
+ * hashes).  Equal everywhere, every attempt is its file's one commit.  It
+ * reads a host's rows once, grouped by host: the exact set below groups
+ * by (host, file), and on a fleet-day (288,000 files for 1,000 hosts)
+ * that took 0.3 s a shard, for a set that is empty but for pushes in
+ * flight or failed.  Files of older precords (no pushes row) make their
+ * host's days read exactly, as before.
+ */
+static void put_uneven_hosts(struct pbuf *b, const struct fleet_sel *sel, time_t a)
+{
+	put_fmt(b, "SELECT host FROM (SELECT host, count() AS n, sum(cityHash64(push_id)) AS hp FROM precord_pushes_local WHERE date >= toDate(toDateTime(%lld))",
+		(long long)a);
+	fleet_sel__filters(sel, FLEET_SEL_HOST, b);
+	put_fmt(b, " GROUP BY host) ANY FULL OUTER JOIN (SELECT host, count() AS m, uniqExact(file_id) AS u, sum(cityHash64(push_id)) AS hf FROM precord_files_local WHERE date >= toDate(toDateTime(%lld))",
+		(long long)a);
+	fleet_sel__filters(sel, FLEET_SEL_HOST, b);
+	put_str(b, " GROUP BY host) USING host WHERE n != m OR m != u OR hp != hf");
+}
+
+/*
  * The push attempts with rows in [a, b) that are not their file's first
- * commit, on this shard: (host, file_id, push_id), or the hosts alone.
+ * commit, on this shard: (host, file_id, push_id), or the hosts alone;
+ * only the uneven hosts' files are grouped.
  */
 static void put_not_counted(struct pbuf *b, const struct fleet_sel *sel, time_t a, time_t z,
 			    bool hosts)
@@ -90,10 +114,14 @@ static void put_not_counted(struct pbuf *b, const struct fleet_sel *sel, time_t 
 	if (z)
 		put_fmt(b, " AND first < toDateTime(%lld)", (long long)z);
 	fleet_sel__filters(sel, FLEET_SEL_HOST, b);
-	put_fmt(b, " AND (host, file_id, push_id) NOT IN (SELECT host, file_id, argMin(push_id, pushed_ns) FROM precord_files_local WHERE date >= toDate(toDateTime(%lld))",
+	put_str(b, " AND host IN (");
+	put_uneven_hosts(b, sel, a);
+	put_fmt(b, ") AND (host, file_id, push_id) NOT IN (SELECT host, file_id, argMin(push_id, pushed_ns) FROM precord_files_local WHERE date >= toDate(toDateTime(%lld))",
 		(long long)a);
 	fleet_sel__filters(sel, FLEET_SEL_HOST, b);
-	put_str(b, " GROUP BY host, file_id)");
+	put_str(b, " AND host IN (");
+	put_uneven_hosts(b, sel, a);
+	put_str(b, ") GROUP BY host, file_id)");
 }
 
 /*
@@ -101,11 +129,20 @@ static void put_not_counted(struct pbuf *b, const struct fleet_sel *sel, time_t 
  * in [a, z) of the attempts that are not a first commit (by_host: the
  * committed rows of the hosts that have such an attempt).
  */
-static void put_nc_rows(struct pbuf *b, const struct fleet_store *s, const struct fleet_sel *sel,
-			time_t a, time_t z, const char *cols, bool by_host, const char *group)
+static void put_nc_rows(struct pbuf *b, const struct fleet_sel *sel, time_t a, time_t z,
+			const struct fleet_store *s, const char *cols, bool by_host, const char *group)
 {
 	put_fmt(b, " UNION ALL SELECT %s FROM %s WHERE ", cols, s->samples);
-	put_where(b, sel, a, z, by_host);
+	/* by host: the committed rows, of the uneven hosts' files only */
+	put_where(b, sel, a, z, false);
+	if (by_host) {
+		put_fmt(b, " AND (host, file_id, push_id) IN (SELECT host, file_id, argMin(push_id, pushed_ns) FROM precord_files_local WHERE date >= toDate(toDateTime(%lld))",
+			(long long)a);
+		fleet_sel__filters(sel, FLEET_SEL_HOST, b);
+		put_str(b, " AND host IN (");
+		put_uneven_hosts(b, sel, a);
+		put_str(b, ") GROUP BY host, file_id)");
+	}
 	put_str(b, by_host ? " AND host IN (" : " AND (host, file_id, push_id) IN (");
 	put_not_counted(b, sel, a, z, by_host);
 	put_str(b, ")");
@@ -184,7 +221,7 @@ int fleet_plan__stack_sums(const struct fleet_store *s, const struct fleet_sel *
 	put_hours(b, sel, a, z, FLEET_SEL_EVENT | FLEET_SEL_BUILD_ID);
 	/* taken back: rows of attempts that are not a first commit */
 	put_str(b, " GROUP BY stack_hash");
-	put_nc_rows(b, s, sel, a, z, "stack_hash, -toInt64(sum(count)) AS c, -toInt64(sum(weight)) AS w",
+	put_nc_rows(b, sel, a, z, s, "stack_hash, -toInt64(sum(count)) AS c, -toInt64(sum(weight)) AS w",
 		    false, " GROUP BY stack_hash");
 	put_edges(b, s, sel, a, z, RAW_STACK_COLS, " GROUP BY stack_hash");
 	put_str(b, ") GROUP BY stack_hash HAVING sum(c) > 0 ORDER BY stack_hash");
@@ -237,7 +274,7 @@ int fleet_plan__group_sums(const struct fleet_store *s, const struct fleet_sel *
 	put_str(b, " AND host NOT IN (");
 	put_not_counted(b, sel, a, z, true);
 	put_str(b, ") GROUP BY g");
-	put_nc_rows(b, s, sel, a, z, cols, true, " GROUP BY g");
+	put_nc_rows(b, sel, a, z, s, cols, true, " GROUP BY g");
 	put_edges(b, s, sel, a, z, cols, " GROUP BY g");
 	put_str(b, ") GROUP BY g HAVING sum(c) > 0 ORDER BY g");
 	return finish(b);
