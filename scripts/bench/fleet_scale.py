@@ -1,6 +1,6 @@
 """The driver of the fleet-scale benchmark, started by fleet_scale.sh
 (which says what it measures; docs/fleet.md, "Rollups")."""
-import os, re, statistics, subprocess, time, urllib.error, urllib.parse, urllib.request
+import glob, os, re, statistics, subprocess, time, urllib.error, urllib.parse, urllib.request
 
 import benchlib as B
 from benchlib import ROOT, TMP, PRECORD, note
@@ -10,6 +10,11 @@ HOSTS = int(os.environ.get("BENCH_FLEET_HOSTS", "1000"))
 HOURS = int(os.environ.get("BENCH_FLEET_HOURS", "24"))
 SECS = int(os.environ.get("BENCH_FLEET_SECS", "20"))
 REPS = int(os.environ.get("BENCH_REPS", "5"))
+# what the seed host runs beside the workload: "build" (default), a loop
+# of compilers, one a second (new processes and stacks all the time, as on a host that
+# builds or runs short jobs), or "quiet" (the workload alone: ~20 rows a
+# window, a lower bound)
+SEED = os.environ.get("BENCH_FLEET_SEED", "build")
 WL = f"{ROOT}/build/workloads/workload"
 ENV = dict(os.environ, HOME=f"{TMP}/home", PERF_CONFIG=f"{TMP}/perfconfig", LC_ALL="C")
 FILE_WINDOWS = 30		# 5-minute files: 30 windows of 10 s
@@ -41,12 +46,21 @@ def timed(argv, env=ENV):
 def record(path):
     wl = subprocess.Popen([WL, "threads", "2", str(SECS + 5)], env=ENV,
                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    build = None
+    if SEED == "build":
+        srcs = " ".join(sorted(glob.glob(f"{ROOT}/user/*/*.c"))[:40])
+        build = subprocess.Popen(["sh", "-c", f"cd {ROOT} && while :; do for f in {srcs}; do "
+                                  "cc -O1 -Iinclude -Iuser -Ibuild -c $f -o /dev/null 2>/dev/null; sleep 1; "
+                                  "done; done"], env=ENV, start_new_session=True,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         run([PRECORD, "-q", "-a", "-g", "-F", "99", "--aggregate", "-o", path,
              "--duration", str(SECS)])
     finally:
-        wl.kill()
-        wl.wait()
+        for p in (wl, build):
+            if p:
+                os.killpg(p.pid, 9) if p is build else p.kill()
+                p.wait()
 
 
 SAMPLE_COLS = ("window, host, cgroup, comm, pid, leaf_build_id, stack_hash, count, weight, "
@@ -87,6 +101,20 @@ def parts(table):
     return a[0] + b[0], a[1] + b[1]
 
 
+def settle(limit=1800):
+    """Waits (at most limit seconds) for both shards' background merges
+    of the replicated rows to end, so that the insert rate is the views'
+    cost and not the merges' competition for the CPUs; returns the wait."""
+    s = time.monotonic()
+    while time.monotonic() - s < limit:
+        busy = sum(int(sql("SELECT count() FROM system.merges FORMAT TabSeparated", u) or 0)
+                   for u in (URL, URL2))
+        if not busy:
+            break
+        time.sleep(5)
+    return time.monotonic() - s
+
+
 def bench_insert_rate(t0, seed_rows, seed_windows):
     """An hour of the rows of as many hosts as make ~1M rows (in memory
     first) inserted into a samples table with the rollups' views and into
@@ -123,7 +151,8 @@ def bench_insert_rate(t0, seed_rows, seed_windows):
 def main():
     for u in (URL, URL2):
         run([PRECORD, "fleet-schema", u, "--cluster", "precord"])
-    note(f"fleet_scale.sh: recording {SECS} s of -a -g -F 99 --aggregate (load {B.loadavg()})")
+    note(f"fleet_scale.sh: recording {SECS} s of -a -g -F 99 --aggregate, seed host '{SEED}' "
+         f"(load {B.loadavg()})")
     record(f"{TMP}/seed.data")
     run([PRECORD, "push", URL, "--host", "h0", f"{TMP}/seed.data"])
     # the seed: h0's rows by window number
@@ -147,6 +176,7 @@ def main():
                 hour_rows(t0, h, min(step, HOSTS - lo), lo))
         sql(file_rows(t0, h, "files"))
         ins.append(time.monotonic() - s)
+        note(f"fleet_scale.sh: hour {h + 1}/{HOURS} in {ins[-1]:.0f} s (load {B.loadavg()})")
     rows = int(sql("SELECT count() FROM precord_samples"))
     samples = int(sql(f"SELECT sum(count) FROM precord_samples WHERE window >= toDateTime({t0})"))
     note(f"fleet_scale.sh: {rows} rows ({samples} samples) in {sum(ins):.0f} s "
@@ -184,6 +214,8 @@ def main():
                             note=f"failed: {why}" if why else None))
         note(f"fleet_scale.sh: query {name} from the raw rows: {m:.0f} ms" +
              (f" (failed: {why})" if why else ""))
+    waited = settle()
+    note(f"fleet_scale.sh: waited {waited:.0f} s for the shards' merges (load {B.loadavg()})")
     bench_insert_rate(t0, seed_rows, seed_windows)
     cols = ["what", "rows", "samples", "bytes", "ms", "rows_per_s", "ratio", "note"]
     text = "\n".join("  ".join(f"{c}={B.cell(r.get(c))}" for c in cols if r.get(c) is not None)
