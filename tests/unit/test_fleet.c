@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -387,6 +388,78 @@ TEST(store_credentials)
 	pbuf_free(&out);
 }
 
+/* A server that reads one request and never answers: the request, then
+ * "\nAGAIN" if another connection came in the next 3 s. */
+static int serve_silent(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof(sa);
+	int ls = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (ls < 0 || bind(ls, (struct sockaddr *)&sa, sizeof(sa)) || listen(ls, 4) ||
+	    getsockname(ls, (struct sockaddr *)&sa, &sl) || pipe(serve_fd))
+		return -1;
+	serve_pid = fork();
+	if (serve_pid == 0) {
+		char req[8192];
+		ssize_t n = 0, r;
+		int c = accept(ls, NULL, NULL);
+		struct pollfd pf = { .fd = ls, .events = POLLIN };
+
+		while (c >= 0 && n < (ssize_t)sizeof(req) && !memmem(req, (size_t)n, "\r\n\r\n", 4) &&
+		       (r = read(c, req + n, sizeof(req) - (size_t)n)) > 0)
+			n += r;
+		if (write(serve_fd[1], req, (size_t)n) < 0)
+			_exit(1);
+		if (poll(&pf, 1, 3000) == 1 && write(serve_fd[1], "\nAGAIN", 6) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(ls);
+	close(serve_fd[1]);
+	return ntohs(sa.sin_port);
+}
+
+/* A query sent and not answered in time is not sent again, and asks the
+ * server to stop it at the same time (ClickHouse 18.16 runs on a query
+ * whose client went away: a timed-out fleet-wide question ran three times
+ * at once on every shard); an insert's request carries no limit. */
+TEST(store_query_timeout)
+{
+	struct pbuf out = { 0 };
+	struct ch_conn *c;
+	char url[128];
+	char *req;
+	int port = serve_silent();
+
+	CHECK(port > 0);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", port);
+	c = ch_conn__new(url);
+	CHECK(c != NULL);
+	if (c) {
+		ch_conn__set_retry(c, 3, 0);
+		ch_conn__set_timeout(c, 1);
+		CHECK_EQ(ch_conn__exec(c, "SELECT 1", NULL, 0, &out), -EAGAIN);
+		CHECK(strstr(ch_conn__error(c), "did not answer in 1 s"));
+		ch_conn__free(c);
+	}
+	req = serve_done();
+	CHECK(strstr(req, "max_execution_time=1&"));
+	CHECK(!strstr(req, "AGAIN"));
+
+	/* an insert: no max_execution_time (its rows may take longer) */
+	port = serve("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", port);
+	c = ch_conn__new(url);
+	CHECK(c != NULL);
+	if (c) {
+		CHECK_EQ(ch_conn__exec(c, "INSERT INTO t FORMAT TabSeparated", "1\n", 2, &out), 0);
+		ch_conn__free(c);
+	}
+	CHECK(!strstr(serve_done(), "max_execution_time"));
+	pbuf_free(&out);
+}
+
 /* Issue 18, finding 10: a store's answer is read up to 64 MiB for a
  * query and 1 MiB for an insert; past it the request fails at once, in
  * one line, without a retry (the old code read 1500 MiB into the root
@@ -485,5 +558,6 @@ int main(void)
 	RUN(flamegraph_many_siblings);
 	RUN(store_credentials);
 	RUN(store_answer_bounded);
+	RUN(store_query_timeout);
 	return HARNESS_DONE();
 }

@@ -20,6 +20,7 @@ struct ch_conn {
 	int attempts;
 	int first_ms;
 	long timeout;
+	bool stopped;		/* the last query was sent and not answered in time */
 	char err[320];
 };
 
@@ -193,7 +194,7 @@ static void set_server_error(struct ch_conn *c, long status, const struct pbuf *
 static int exec_one(struct ch_conn *c, const char *sql, const void *body, size_t len,
 		    struct pbuf *out)
 {
-	char *q = curl_easy_escape(c->curl, sql, 0);
+	char *q = curl_easy_escape(c->curl, sql, 0), limit[48] = "";
 	struct answer a = { out, body ? CH_ANSWER_MAX_INSERT : CH_ANSWER_MAX_QUERY, false };
 	char *url = NULL;
 	long status = 0;
@@ -204,7 +205,18 @@ static int exec_one(struct ch_conn *c, const char *sql, const void *body, size_t
 	 * queues them and sends them later: a query right after a push missed
 	 * the other shard's rows, and a file would be committed with its rows
 	 * still in a queue on one server's disk. */
-	if (!q || asprintf(&url, "%s%cinsert_distributed_sync=1&query=%s", c->url, c->sep, q) < 0) {
+	/*
+	 * max_execution_time: a query (no body) the client stops waiting for
+	 * is stopped by the server too, at the same time.  ClickHouse 18.16
+	 * goes on running a query whose HTTP client went away: a fleet-wide
+	 * question from the raw rows, timed out and retried, ran three times
+	 * at once on each shard (and more with each new question).
+	 */
+	c->stopped = false;
+	if (!body)
+		snprintf(limit, sizeof(limit), "&max_execution_time=%ld", c->timeout);
+	if (!q || asprintf(&url, "%s%cinsert_distributed_sync=1%s&query=%s", c->url, c->sep, limit,
+			   q) < 0) {
 		curl_free(q);
 		snprintf(c->err, sizeof(c->err), "out of memory");
 		return -ENOMEM;
@@ -241,6 +253,14 @@ static int exec_one(struct ch_conn *c, const char *sql, const void *body, size_t
 		return -ENOMEM;
 	}
 	out->len--;
+	if (rc == CURLE_OPERATION_TIMEDOUT && !body &&
+	    curl_easy_getinfo(c->curl, CURLINFO_REQUEST_SIZE, &status) == CURLE_OK && status > 0) {
+		/* sent, not answered: the server stopped it too; not retried */
+		c->stopped = true;
+		snprintf(c->err, sizeof(c->err), "ClickHouse at %s did not answer in %ld s; it stops the query too (max_execution_time): narrow it (--host, --since)",
+			 c->shown, c->timeout);
+		return -EAGAIN;
+	}
 	if (rc != CURLE_OK) {
 		snprintf(c->err, sizeof(c->err), "cannot reach ClickHouse at %s: %s (is clickhouse-server running, and is that its http_port?)",
 			 c->shown, curl_easy_strerror(rc));
@@ -273,7 +293,7 @@ static int exec_retry(struct ch_conn *c, int attempts, const char *sql, const vo
 			wait *= 2;
 		}
 		err = exec_one(c, sql, body, len, out);
-		if (err != -EAGAIN)
+		if (err != -EAGAIN || c->stopped)
 			break;
 	}
 	return err;

@@ -47,7 +47,9 @@ void ch_conn__set_timeout(struct ch_conn *c, long secs);
  * error: retrying does not help), -EFBIG (the answer was longer than
  * CH_ANSWER_MAX_QUERY, or CH_ANSWER_MAX_INSERT with a body: not retried)
  * or -EAGAIN (the store could not be reached, was overloaded, or took
- * longer than the timeout, after every attempt); ch_conn__error() then
+ * longer than the timeout, after every attempt; a query without a body
+ * that was sent and not answered in time is not tried again, and the
+ * server stops it then too: max_execution_time); ch_conn__error() then
  * says what happened in one line.
  */
 int ch_conn__exec(struct ch_conn *c, const char *sql, const void *body, size_t len,
