@@ -18,9 +18,10 @@
 #
 # Knobs: BENCH_FLEET_HOSTS (default 1000), BENCH_FLEET_HOURS (default 24),
 # BENCH_FLEET_SECS (the recording, default 20), BENCH_REPS (default 5),
-# BENCH_OUT.  The full size is about 1.5 G rows (30-60 min of inserts on
-# 2 CPUs, ~10 GB of disk before merges); run it smaller on a small
-# machine, e.g. BENCH_FLEET_HOSTS=100 BENCH_FLEET_HOURS=24.
+# BENCH_FLEET_SEED (build or quiet, see fleet_scale.py), BENCH_OUT.  The
+# full size is 0.73 G rows with the default seed here (29 min of inserts
+# on 2 shared CPUs, ~1 GB stored); run it smaller on a small machine,
+# e.g. BENCH_FLEET_HOSTS=100 BENCH_FLEET_HOURS=24.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/bench/lib.bash
