@@ -93,6 +93,21 @@ static inline unsigned char *harness_slurp(const char *path, size_t *len)
 	return NULL;
 }
 
+/* A field of /proc/self/status in KB ("VmRSS:", "VmHWM:"), -1 unknown. */
+static inline long harness_status_kb(const char *field)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, strlen(field)))
+			kb = strtol(line + strlen(field) + 1, NULL, 10);
+	if (f)
+		fclose(f);
+	return kb;
+}
+
 /* Tests that need files make one temporary directory (mkdtemp template
  * in dir) and remove it, whatever is in it, when they are done. */
 static int harness_rm_one(const char *path, const struct stat *st, int flag, struct FTW *f)

@@ -83,20 +83,6 @@ static void hwm_reset(void)
 	}
 }
 
-static long status_kb(const char *field)
-{
-	char line[256];
-	long kb = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, field, strlen(field)))
-			kb = strtol(line + strlen(field) + 1, NULL, 10);
-	if (f)
-		fclose(f);
-	return kb;
-}
-
 struct victim {
 	const char *fixture;
 	const char *section;
@@ -156,9 +142,9 @@ TEST(sparse_refused)
 			 v->fixture == fixture_debug ? "-debug" : "");
 		CHECK_EQ(make_sparse(v->fixture, path, v->section, claim), 0);
 		hwm_reset();
-		before = status_kb("VmRSS:");
+		before = harness_status_kb("VmRSS:");
 		err = load(path, v->cfi);
-		after = status_kb("VmHWM:");
+		after = harness_status_kb("VmHWM:");
 		printf("# %s of %llu MiB (%s): %d, peak RSS +%ld KB\n", v->section,
 		       (unsigned long long)(claim >> 20), v->cfi ? "unwind table" : "symbols", err,
 		       after - before);
