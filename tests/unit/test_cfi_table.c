@@ -676,6 +676,18 @@ static int write_corpus(const char *dir)
 		free(im.p);
 	}
 	free(fx.p);
+	{	/* FDEs in reverse address order: the merge sort */
+		static const struct hu_elf rev = { .nr_fdes = 40, .rows = 3, .reverse = 1, .id = 11 };
+		unsigned char buf[8192];
+		size_t len = hu_elf_write(buf, sizeof(buf), &rev);
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/reversed-fdes", dir);
+		f = fopen(path, "we");
+		err |= !len || !f || fwrite(buf, 1, len, f) != len;
+		if (f)
+			fclose(f);
+	}
 	return err;
 }
 

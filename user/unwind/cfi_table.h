@@ -55,9 +55,9 @@ void cfi_table__free(struct cfi_table *t);	/* NULL-safe; leaves t empty */
  * names or of the CFI section read, 256 KiB of entries checked
  * (cfi_scan), 8,192 FDEs sorted, 4,096 entries listed by libdw, or one
  * row (one libdw evaluation of at most CFI_SCAN_FDE_WORK bytes of
- * program); the step that ends frees what libdw built (its tree of FDEs:
- * 25 ms at CFI_SCAN_MAX_ENTRIES on a loaded machine).  So a step ends
- * within a unit of its deadline.  The table is the one a single
+ * program), then libdw's handle ended, then the rest freed (at
+ * CFI_SCAN_MAX_ENTRIES and 64 MiB: 12 and 15 ms, the longest units).  So
+ * a step ends within a unit of its deadline.  The table is the one a single
  * cfi_table__build makes, wherever it was stopped.  free: NULL-safe, at
  * any point.
  */
