@@ -108,6 +108,18 @@ static inline long harness_status_kb(const char *field)
 	return kb;
 }
 
+/* Reset the peak RSS (VmHWM) to the current RSS. */
+static inline void harness_hwm_reset(void)
+{
+	int fd = open("/proc/self/clear_refs", O_WRONLY);
+
+	if (fd >= 0) {
+		if (write(fd, "5", 1) != 1)
+			perror("clear_refs");
+		close(fd);
+	}
+}
+
 /* Tests that need files make one temporary directory (mkdtemp template
  * in dir) and remove it, whatever is in it, when they are done. */
 static int harness_rm_one(const char *path, const struct stat *st, int flag, struct FTW *f)

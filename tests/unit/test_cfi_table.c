@@ -1028,6 +1028,45 @@ TEST(huge_eh_frame_in_steps)
 	unlink(tmp);
 }
 
+/*
+ * An FDE cfi_scan skips (a rule for register 132,120,576) overlapping the
+ * second row of the FDE before it, then a third FDE: libdw's tree (all
+ * entries listed before the rows) had the skipped FDE at its root, gave
+ * it for the walked FDE's second row and ran its program: 1 GB and 3 s.
+ * Its CIE pointer is now made to name no CIE in libdw's copy.
+ */
+TEST(skipped_fde_overlapping)
+{
+	static const unsigned char bigreg[] = { 0x07, 0x80, 0x80, 0x80, 0x3f, 0, 0 };
+	struct hu_elf o = { .nr_fdes = 3, .rows = 3, .id = 12 };
+	unsigned char buf[16384];
+	size_t len = hu_elf_write(buf, sizeof(buf), &o);
+	const Elf64_Ehdr *eh = (const void *)buf;
+	const Elf64_Shdr *sh = (const Elf64_Shdr *)(buf + eh->e_shoff) + 3;	/* .eh_frame */
+	/* FDE 1 (24 bytes each, after the 24-byte CIE): from HU_TEXT + 1 */
+	unsigned char *g = buf + sh->sh_offset + 48;
+	uint32_t start = (uint32_t)(HU_TEXT + 1 - (sh->sh_addr + 56));
+	const struct prec_unwind_row *r;
+	struct cfi_table t;
+	double ms;
+	long before, after;
+	int err;
+
+	CHECK(len > 0);
+	memcpy(g + 8, &start, 4);
+	memcpy(g + 17, bigreg, sizeof(bigreg));
+	harness_hwm_reset();
+	before = harness_status_kb("VmHWM:");
+	err = build_mem(buf, len, &t, &ms);
+	after = harness_status_kb("VmHWM:");
+	printf("# %d, %zu rows, %.2f ms, peak RSS +%ld KB\n", err, t.nr_rows, ms, after - before);
+	CHECK_EQ(err, 0);
+	CHECK(after - before < (64 << 10));
+	r = cfi_table__lookup(&t, HU_TEXT + 1);	/* FDE 0's second row */
+	CHECK(r && r->cfa_kind == PREC_CFA_SP && r->cfa_off == 16);
+	cfi_table__free(&t);
+}
+
 /* cfi_scan in steps of one byte (a piece of an entry a step) lists what
  * one run does, on libc's .eh_frame and a costly file's. */
 TEST(scan_in_steps)
@@ -1162,6 +1201,7 @@ int main(int argc, char **argv)
 	RUN(free_at_any_step);
 	RUN(huge_eh_frame_in_steps);
 	RUN(scan_in_steps);
+	RUN(skipped_fde_overlapping);
 	RUN(entries_capped);
 	return HARNESS_DONE();
 }

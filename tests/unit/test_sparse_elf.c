@@ -71,18 +71,6 @@ static int make_sparse(const char *src, const char *dst, const char *name, uint6
 	return ret;
 }
 
-/* Reset the peak RSS (VmHWM) to the current RSS. */
-static void hwm_reset(void)
-{
-	int fd = open("/proc/self/clear_refs", O_WRONLY);
-
-	if (fd >= 0) {
-		if (write(fd, "5", 1) != 1)
-			perror("clear_refs");
-		close(fd);
-	}
-}
-
 struct victim {
 	const char *fixture;
 	const char *section;
@@ -141,7 +129,7 @@ TEST(sparse_refused)
 		snprintf(path, sizeof(path), "%s/sparse%s%s", tmpdir, v->section,
 			 v->fixture == fixture_debug ? "-debug" : "");
 		CHECK_EQ(make_sparse(v->fixture, path, v->section, claim), 0);
-		hwm_reset();
+		harness_hwm_reset();
 		before = harness_status_kb("VmRSS:");
 		err = load(path, v->cfi);
 		after = harness_status_kb("VmHWM:");
