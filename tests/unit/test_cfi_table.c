@@ -37,6 +37,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <ucontext.h>
+#include <zlib.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -1067,6 +1068,116 @@ TEST(skipped_fde_overlapping)
 	cfi_table__free(&t);
 }
 
+/*
+ * The .debug_frame fixture with its .debug_frame replaced by a zlib
+ * compressed (SHF_COMPRESSED) one of data (len bytes inflated; its header
+ * claims claim bytes), appended to the file: a memfd, or -1.
+ */
+static int zdebug_make(const unsigned char *data, size_t len, size_t claim)
+{
+	size_t flen, zlen = compressBound(len);
+	unsigned char *p = harness_slurp(fixture_debug, &flen), *z = malloc(sizeof(Elf64_Chdr) + zlen);
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)p;
+	Elf64_Chdr ch = { .ch_type = ELFCOMPRESS_ZLIB, .ch_size = claim, .ch_addralign = 8 };
+	uLongf got = zlen;
+	int fd = -1;
+
+	if (p && z && compress2(z + sizeof(ch), &got, data, len, 9) == Z_OK) {
+		Elf64_Shdr *sh = (Elf64_Shdr *)(p + eh->e_shoff);
+		const char *names = (const char *)p + sh[eh->e_shstrndx].sh_offset;
+
+		memcpy(z, &ch, sizeof(ch));
+		for (size_t i = 0; i < eh->e_shnum; i++)
+			if (!strcmp(names + sh[i].sh_name, ".debug_frame")) {
+				sh[i].sh_offset = (flen + 7) & ~(size_t)7;
+				sh[i].sh_size = sizeof(ch) + got;
+				sh[i].sh_flags |= SHF_COMPRESSED;
+			}
+		fd = memfd_create("zdebug", MFD_CLOEXEC);
+		if (fd >= 0 && (pwrite(fd, p, flen, 0) != (ssize_t)flen ||
+				pwrite(fd, z, sizeof(ch) + got, (off_t)((flen + 7) & ~(size_t)7)) !=
+					(ssize_t)(sizeof(ch) + got))) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	free(p);
+	free(z);
+	return fd;
+}
+
+/*
+ * A compressed .debug_frame is inflated in steps (a MiB a unit), not by
+ * libdw at once: the fixture's, compressed, builds its table in steps as
+ * at once; 64 MiB of zeros compressed to 64 KB (222 ms of libdw's
+ * inflation in one call before) takes 64 units and more; a stream that
+ * inflates to more or less than its header says fails either way.
+ */
+TEST(compressed_debug_frame_in_steps)
+{
+	size_t len = 0, big = (64u << 20) - 4096, steps;
+	unsigned char *data = NULL, *zeros = calloc(1, big);
+	int fd;
+
+	/* the fixture's .debug_frame */
+	{
+		int f = open(fixture_debug, O_RDONLY | O_CLOEXEC);
+		Elf *elf = f >= 0 ? elf_begin(f, ELF_C_READ, NULL) : NULL;
+		Elf_Scn *scn = NULL;
+		size_t shstrndx;
+
+		while (elf && !elf_getshdrstrndx(elf, &shstrndx) && (scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+			const char *n;
+			Elf_Data *d;
+
+			if (gelf_getshdr(scn, &sh) && (n = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+			    !strcmp(n, ".debug_frame") && (d = elf_rawdata(scn, NULL))) {
+				data = malloc(d->d_size);
+				memcpy(data, d->d_buf, d->d_size);
+				len = d->d_size;
+			}
+		}
+		if (elf)
+			elf_end(elf);
+		if (f >= 0)
+			close(f);
+	}
+	CHECK(data != NULL && zeros != NULL);
+	if (!data || !zeros)
+		return;
+	fd = zdebug_make(data, len, len);
+	CHECK(fd >= 0);
+	steps = steps_vs_once_fd(fd, "zdebug");
+	{
+		struct cfi_table t;
+
+		CHECK_EQ(cfi_table__build(fd, "zdebug", MAX_ROWS, &t), 0);
+		CHECK(t.from_debug_frame && t.nr_rows > 10);
+		cfi_table__free(&t);
+	}
+	printf("# compressed .debug_frame of %zu bytes: %zu steps\n", len, steps);
+	close(fd);
+	fd = zdebug_make(zeros, big, big);
+	CHECK(fd >= 0);
+	steps = steps_vs_once_fd(fd, "zeros");
+	printf("# 64 MiB of zeros compressed: %zu steps\n", steps);
+	CHECK(steps > 64);
+	close(fd);
+	/* a stream inflating to more or less than its header says */
+	for (int d = -1; d <= 1; d += 2) {
+		struct cfi_table t;
+
+		fd = zdebug_make(data, len, len + (size_t)d);
+		CHECK(fd >= 0);
+		CHECK_EQ(cfi_table__build(fd, "zdebug", MAX_ROWS, &t), -EINVAL);
+		steps_vs_once_fd(fd, "zdebug");
+		close(fd);
+	}
+	free(data);
+	free(zeros);
+}
+
 /* cfi_scan in steps of one byte (a piece of an entry a step) lists what
  * one run does, on libc's .eh_frame and a costly file's. */
 TEST(scan_in_steps)
@@ -1202,6 +1313,7 @@ int main(int argc, char **argv)
 	RUN(huge_eh_frame_in_steps);
 	RUN(scan_in_steps);
 	RUN(skipped_fde_overlapping);
+	RUN(compressed_debug_frame_in_steps);
 	RUN(entries_capped);
 	return HARNESS_DONE();
 }

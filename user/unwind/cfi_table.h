@@ -52,7 +52,8 @@ void cfi_table__free(struct cfi_table *t);	/* NULL-safe; leaves t empty */
  * as cfi_table__build), or the CLOCK_MONOTONIC time deadline_ns (0: none)
  * is passed: -EAGAIN, call it again.  A step does one unit at least, and
  * reads the clock before each unit but its first: 1 MiB of the section
- * names or of the CFI section read, 256 KiB of entries checked
+ * names or of the CFI section read (or inflated, for a compressed
+ * .debug_frame), 256 KiB of entries checked
  * (cfi_scan), 8,192 FDEs sorted, 4,096 entries listed by libdw, or one
  * row (one libdw evaluation of at most CFI_SCAN_FDE_WORK bytes of
  * program), then libdw's handle ended, then the rest freed (at
