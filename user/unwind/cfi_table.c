@@ -674,6 +674,9 @@ static int cfi_step(struct cfi_build *b)
 			return fail(b->name, -EINVAL, "libdw cannot read .eh_frame",
 				    dwarf_errmsg(-1));
 	}
+	free(b->names);		/* no section is looked for any more */
+	b->names = NULL;
+	b->names_len = b->names_nul = 0;
 	b->ph = PH_SORT;
 	return 0;
 }
