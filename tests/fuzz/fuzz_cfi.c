@@ -5,7 +5,7 @@
  * one memfd (rewritten for every input) and built into a table.  The
  * table must be sorted, its rows of known kinds, and every row found
  * again by cfi_table__lookup.  The same file is built again in steps
- * (cfi_build__step with an expired deadline: one row a step), which must
+ * (cfi_build__step with an expired deadline: one unit a step), which must
  * give the same result and the same rows.
  *
  * Seed corpus (tests/fuzz/corpus/cfi), written by
@@ -15,7 +15,8 @@
  * length and CIE pointer outside the section, .eh_frame_hdr with 2^31
  * FDEs or a garbage table, a CIE augmentation that overruns, a rule for
  * register 132,120,576, a 4 GiB FDE, 32-bit, big-endian and aarch64
- * headers, truncations); plus small-static-stripped, the CFI of
+ * headers, truncations) and FDEs in reverse address order (the sort in
+ * steps); plus small-static-stripped, the CFI of
  *	static int f(int x) { return x * 3 + 1; }
  *	void _start(void) { volatile int v = 0; for (;;) v = f(v); }
  * built with `gcc -O2 -fasynchronous-unwind-tables -nostdlib -static -s

@@ -93,6 +93,33 @@ static inline unsigned char *harness_slurp(const char *path, size_t *len)
 	return NULL;
 }
 
+/* A field of /proc/self/status in KB ("VmRSS:", "VmHWM:"), -1 unknown. */
+static inline long harness_status_kb(const char *field)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, strlen(field)))
+			kb = strtol(line + strlen(field) + 1, NULL, 10);
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+/* Reset the peak RSS (VmHWM) to the current RSS. */
+static inline void harness_hwm_reset(void)
+{
+	int fd = open("/proc/self/clear_refs", O_WRONLY);
+
+	if (fd >= 0) {
+		if (write(fd, "5", 1) != 1)
+			perror("clear_refs");
+		close(fd);
+	}
+}
+
 /* Tests that need files make one temporary directory (mkdtemp template
  * in dir) and remove it, whatever is in it, when they are done. */
 static int harness_rm_one(const char *path, const struct stat *st, int flag, struct FTW *f)

@@ -13,8 +13,12 @@
  *    good entries;
  *  - the cost: libc and ten other libraries, rows, ms, bytes per MB;
  *  - a build in steps (cfi_build__step) against an expired deadline:
- *    it stops after each row and goes on, and makes the one-shot table
- *    (libc, and a file of the most expensive FDEs cfi_scan lets through).
+ *    it stops after each unit (a piece of a section read or checked, of
+ *    the sort, of libdw's list of entries, a row) and goes on, and makes
+ *    the one-shot table (libc, python3, the workloads, the fixtures, a
+ *    file of the most expensive FDEs cfi_scan lets through, the hostile
+ *    variants, a 64 MiB .eh_frame of reversed FDEs); freed after any
+ *    step, it leaks nothing (ASan); its start reads headers only.
  */
 #include <dwarf.h>
 #include <elf.h>
@@ -33,6 +37,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <ucontext.h>
+#include <zlib.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -672,6 +677,18 @@ static int write_corpus(const char *dir)
 		free(im.p);
 	}
 	free(fx.p);
+	{	/* FDEs in reverse address order: the merge sort */
+		static const struct hu_elf rev = { .nr_fdes = 40, .rows = 3, .reverse = 1, .id = 11 };
+		unsigned char buf[8192];
+		size_t len = hu_elf_write(buf, sizeof(buf), &rev);
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/reversed-fdes", dir);
+		f = fopen(path, "we");
+		err |= !len || !f || fwrite(buf, 1, len, f) != len;
+		if (f)
+			fclose(f);
+	}
 	return err;
 }
 
@@ -775,78 +792,430 @@ TEST(extra_against_libdw)
 }
 
 
-/* path built in steps, each with an expired deadline (one row a step),
- * and at once: the same table.  Returns the steps. */
-static size_t steps_vs_once(const char *path)
+/*
+ * The file open at fd built in steps, each with an expired deadline (one
+ * unit a step: a piece of a section read or checked, of the sort, of
+ * libdw's list, or a row), and at once: the same result (the error, or
+ * the same table).  Returns the steps.
+ */
+static size_t steps_vs_once_fd(int fd, const char *name)
 {
 	struct cfi_table once = { 0 }, stepped = { 0 };
 	struct cfi_build *b = NULL;
 	size_t steps = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+	int err, err1 = cfi_table__build(fd, name, MAX_ROWS, &once);
 
-	CHECK(fd >= 0);
-	CHECK_EQ(cfi_table__build(fd, path, MAX_ROWS, &once), 0);
-	CHECK_EQ(cfi_build__start(fd, path, MAX_ROWS, &b), 0);
-	close(fd);		/* the build keeps its own descriptor */
-	do {
-		err = cfi_build__step(b, 1, &stepped);	/* 1 ns: long passed */
-		steps++;
-	} while (err == -EAGAIN && steps < 10u << 20);
-	CHECK_EQ(err, 0);
+	err = cfi_build__start(fd, name, MAX_ROWS, &b);
+	if (!err)
+		do
+			err = cfi_build__step(b, 1, &stepped);	/* 1 ns: long passed */
+		while (++steps < 50u << 20 && err == -EAGAIN);
 	cfi_build__free(b);
+	CHECK_EQ(err, err1);
 	CHECK_EQ(stepped.nr_rows, once.nr_rows);
 	CHECK_EQ(stepped.nr_unsupported, once.nr_unsupported);
 	CHECK_EQ(stepped.base, once.base);
 	CHECK_EQ(stepped.nr_segs, once.nr_segs);
-	CHECK(once.nr_rows && !memcmp(stepped.rows, once.rows, once.nr_rows * sizeof(*once.rows)));
+	CHECK_EQ(stepped.from_debug_frame, once.from_debug_frame);
+	CHECK(!once.nr_rows || !memcmp(stepped.rows, once.rows, once.nr_rows * sizeof(*once.rows)));
+	CHECK(!once.nr_segs || !memcmp(stepped.segs, once.segs, once.nr_segs * sizeof(*once.segs)));
 	cfi_table__free(&once);
 	cfi_table__free(&stepped);
 	return steps;
 }
 
+static size_t steps_vs_once(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t steps;
+
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return 0;
+	steps = steps_vs_once_fd(fd, path);
+	close(fd);		/* the builds keep their own descriptors */
+	return steps;
+}
+
+/* Builds of fd stopped after k steps and freed, for k from 0 to the end
+ * or to limit (every k up to first, then every `every`th): nothing leaks
+ * (ASan), however far it went.  Returns the steps of a whole build (0:
+ * past limit). */
+static size_t free_anywhere(int fd, const char *name, size_t first, size_t every, size_t limit)
+{
+	size_t total = 0;
+
+	for (size_t k = 0; k <= limit; k = k < first ? k + 1 : k + every) {
+		struct cfi_build *b = NULL;
+		struct cfi_table t = { 0 };
+		int err = cfi_build__start(fd, name, MAX_ROWS, &b);
+		size_t i = 0;
+
+		while (!err && i < k) {
+			i++;
+			if ((err = cfi_build__step(b, 1, &t)) == -EAGAIN)
+				err = 0;
+			else if (!err)
+				break;		/* done */
+		}
+		cfi_build__free(b);
+		cfi_table__free(&t);
+		if (!b || i < k) {		/* ended before k steps */
+			total = i;
+			break;
+		}
+	}
+	return total;
+}
+
+/* A file of hu_elf o in a temporary file (path: a mkstemp template): its
+ * descriptor, or -1. */
+static int hu_file(const struct hu_elf *o, char *path)
+{
+	size_t cap = (size_t)o->nr_fdes * (o->rows * 5 + o->pad + 24) + (1u << 20), len;
+	unsigned char *buf = malloc(cap);
+	int fd = -1;
+
+	len = buf ? hu_elf_write(buf, cap, o) : 0;
+	if (len && (fd = mkstemp(path)) >= 0 && write(fd, buf, len) != (ssize_t)len) {
+		close(fd);
+		fd = -1;
+	}
+	free(buf);
+	return fd;
+}
+
+/* Workloads (make all's build/workloads) with CFI: real files the
+ * recorder builds tables for in the tests. */
+static const char *const workloads[] = { "nofp", "libnofp.so", "workload", "nofp-exc" };
+static char workload_dir[PATH_MAX - 64];
+
 TEST(build_in_steps)
 {
 	static const struct hu_elf costly = { .nr_fdes = 20, .rows = 900, .remember = 1, .id = 7 };
 	char path[PATH_MAX], tmp[] = "/tmp/precord-cfi-XXXXXX";
-	size_t cap = 1u << 20, len, steps;
-	unsigned char *buf = malloc(cap);
 	struct cfi_build *b = NULL;
 	struct cfi_table t = { 0 };
+	size_t steps;
 	int fd;
 
 	CHECK_EQ(libc_path(path, sizeof(path)), 0);
 	steps = steps_vs_once(path);
 	printf("# libc: %zu steps\n", steps);
 	CHECK(steps > 1000);		/* a step a row, about */
+	/* python3 and its library, the workloads, the .debug_frame fixture */
+	{
+		const char *more[] = { "/usr/bin/python3", "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0",
+				       fixture_debug, fixture_eh };
+
+		for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++)
+			if (!access(more[i], R_OK))
+				printf("# %s: %zu steps\n", more[i], steps_vs_once(more[i]));
+		for (size_t i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++) {
+			snprintf(path, sizeof(path), "%s/%s", workload_dir, workloads[i]);
+			CHECK_EQ(access(path, R_OK), 0);
+			printf("# %s: %zu steps\n", path, steps_vs_once(path));
+		}
+	}
 	/* FDEs of 900 rows whose programs libdw runs from their start: the
 	 * deadline stops a build inside an FDE too */
-	CHECK(buf != NULL);
-	len = hu_elf_write(buf, cap, &costly);
-	CHECK(len > 0);
-	fd = mkstemp(tmp);
+	fd = hu_file(&costly, tmp);
 	CHECK(fd >= 0);
-	CHECK_EQ(write(fd, buf, len), (ssize_t)len);
-	close(fd);
-	steps = steps_vs_once(tmp);
+	steps = steps_vs_once_fd(fd, tmp);
 	printf("# %u FDEs of %u rows: %zu steps\n", costly.nr_fdes, costly.rows, steps);
 	CHECK(steps >= (size_t)costly.nr_fdes * costly.rows);
 	/* freed half-way: nothing leaks (ASan), the descriptor is closed */
-	fd = open(tmp, O_RDONLY | O_CLOEXEC);
-	CHECK(fd >= 0);
 	CHECK_EQ(cfi_build__start(fd, tmp, MAX_ROWS, &b), 0);
 	CHECK_EQ(cfi_build__step(b, 1, &t), -EAGAIN);
 	cfi_build__free(b);
 	close(fd);
+	unlink(tmp);
 	/* a file that is no ELF fails at the start, as cfi_table__build does */
 	fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
 	CHECK(fd >= 0);
 	CHECK_EQ(cfi_build__start(fd, "cmdline", MAX_ROWS, &b), -EINVAL);
 	CHECK(b == NULL);
 	close(fd);
-	unlink(tmp);
-	free(buf);
 }
 
+/* Freed after any number of steps, in every phase: libc, the
+ * .debug_frame fixture, the costly file, the hostile variants. */
+TEST(free_at_any_step)
+{
+	static const struct hu_elf costly = { .nr_fdes = 4, .rows = 300, .remember = 1, .id = 9 };
+	char path[PATH_MAX], tmp[] = "/tmp/precord-cfi-XXXXXX";
+	struct image fx, im;
+	struct hostile h;
+	int fd;
+
+	CHECK_EQ(libc_path(path, sizeof(path)), 0);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0);
+	printf("# libc: %zu steps\n", free_anywhere(fd, path, 64, 997, SIZE_MAX));
+	close(fd);
+	fd = open(fixture_debug, O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0);
+	CHECK(free_anywhere(fd, fixture_debug, 64, 1, SIZE_MAX) > 4);
+	close(fd);
+	fd = hu_file(&costly, tmp);
+	CHECK(fd >= 0);
+	CHECK(free_anywhere(fd, tmp, 64, 7, SIZE_MAX) > costly.nr_fdes * costly.rows);
+	close(fd);
+	unlink(tmp);
+	CHECK_EQ(image_load(fixture_eh, &fx), 0);
+	for (int i = 0; fx.p && hostile_make(&fx, i, &im, &h); i++) {
+		int m = memfd_create("cfi", MFD_CLOEXEC);
+
+		CHECK(m >= 0 && pwrite(m, im.p, im.len, 0) == (ssize_t)im.len);
+		free_anywhere(m, h.name, 64, 1, SIZE_MAX);
+		steps_vs_once_fd(m, h.name);
+		close(m);
+		free(im.p);
+	}
+	free(fx.p);
+}
+
+/*
+ * The hostile file of the most costly start: a 64 MiB .eh_frame of
+ * CFI_SCAN_MAX_ENTRIES entries of 256 bytes, the FDEs in reverse address
+ * order (sorted, and listed by libdw before the first row).  The start
+ * reads none of it (RSS: less than 4 MiB more); each step with an expired deadline does one unit, so the
+ * build takes thousands of steps before its first row, and the stepped
+ * table is the one-shot one.  Forward order too (no sort), and the build
+ * freed in each phase.
+ */
+TEST(huge_eh_frame_in_steps)
+{
+	struct hu_elf o = { .nr_fdes = CFI_SCAN_MAX_ENTRIES - 1, .rows = 1, .pad = 239,
+			    .reverse = 1, .id = 10 };
+	struct cfi_build *b = NULL;
+	struct cfi_table t = { 0 };
+	char tmp[] = "/tmp/precord-cfi-XXXXXX";
+	long before, after;
+	size_t steps, rows_steps;
+	struct stat st;
+	int fd = hu_file(&o, tmp);
+
+	(void)t;
+
+	CHECK(fd >= 0);
+	CHECK(!fstat(fd, &st) && st.st_size > (60 << 20));
+	before = harness_status_kb("VmRSS:");
+	CHECK_EQ(cfi_build__start(fd, tmp, MAX_ROWS, &b), 0);
+	after = harness_status_kb("VmRSS:");
+	printf("# start: RSS +%ld KB for a %lld-byte file\n", after - before, (long long)st.st_size);
+	CHECK(after - before < (4 << 10));	/* headers only */
+	cfi_build__free(b);
+	steps = steps_vs_once_fd(fd, tmp);
+	/* a step a row: two an FDE (its start, its row) */
+	rows_steps = 2 * (size_t)o.nr_fdes;
+	printf("# %u FDEs of 256 bytes, reverse order: %zu steps, %zu before the rows\n",
+	       o.nr_fdes, steps, steps - rows_steps);
+	/* 64 read, 256 scanned, 64 listed by libdw, 32 merge passes at least */
+	CHECK(steps > rows_steps + 64 + 256 + 64 + 32);
+	/* freed in each phase before the rows (read, scan, sort, libdw's
+	 * list): after 0 to 7 steps, then every 61st to 900 */
+	free_anywhere(fd, tmp, 8, 61, 900);
+	close(fd);
+	unlink(tmp);
+	o.reverse = 0;
+	strcpy(tmp, "/tmp/precord-cfi-XXXXXX");
+	fd = hu_file(&o, tmp);
+	CHECK(fd >= 0);
+	steps = steps_vs_once_fd(fd, tmp);
+	printf("# forward order: %zu steps\n", steps);
+	CHECK(steps > rows_steps + 64 + 256 + 64);
+	close(fd);
+	unlink(tmp);
+}
+
+/*
+ * An FDE cfi_scan skips (a rule for register 132,120,576) overlapping the
+ * second row of the FDE before it, then a third FDE: libdw's tree (all
+ * entries listed before the rows) had the skipped FDE at its root, gave
+ * it for the walked FDE's second row and ran its program: 1 GB and 3 s.
+ * Its CIE pointer is now made to name no CIE in libdw's copy.
+ */
+TEST(skipped_fde_overlapping)
+{
+	static const unsigned char bigreg[] = { 0x07, 0x80, 0x80, 0x80, 0x3f, 0, 0 };
+	struct hu_elf o = { .nr_fdes = 3, .rows = 3, .id = 12 };
+	unsigned char buf[16384];
+	size_t len = hu_elf_write(buf, sizeof(buf), &o);
+	const Elf64_Ehdr *eh = (const void *)buf;
+	const Elf64_Shdr *sh = (const Elf64_Shdr *)(buf + eh->e_shoff) + 3;	/* .eh_frame */
+	/* FDE 1 (24 bytes each, after the 24-byte CIE): from HU_TEXT + 1 */
+	unsigned char *g = buf + sh->sh_offset + 48;
+	uint32_t start = (uint32_t)(HU_TEXT + 1 - (sh->sh_addr + 56));
+	const struct prec_unwind_row *r;
+	struct cfi_table t;
+	double ms;
+	long before, after;
+	int err;
+
+	CHECK(len > 0);
+	memcpy(g + 8, &start, 4);
+	memcpy(g + 17, bigreg, sizeof(bigreg));
+	harness_hwm_reset();
+	before = harness_status_kb("VmHWM:");
+	err = build_mem(buf, len, &t, &ms);
+	after = harness_status_kb("VmHWM:");
+	printf("# %d, %zu rows, %.2f ms, peak RSS +%ld KB\n", err, t.nr_rows, ms, after - before);
+	CHECK_EQ(err, 0);
+	CHECK(after - before < (64 << 10));
+	r = cfi_table__lookup(&t, HU_TEXT + 1);	/* FDE 0's second row */
+	CHECK(r && r->cfa_kind == PREC_CFA_SP && r->cfa_off == 16);
+	cfi_table__free(&t);
+}
+
+/*
+ * The .debug_frame fixture with its .debug_frame replaced by a zlib
+ * compressed (SHF_COMPRESSED) one of data (len bytes inflated; its header
+ * claims claim bytes), appended to the file: a memfd, or -1.
+ */
+static int zdebug_make(const unsigned char *data, size_t len, size_t claim)
+{
+	size_t flen, zlen = compressBound(len);
+	unsigned char *p = harness_slurp(fixture_debug, &flen), *z = malloc(sizeof(Elf64_Chdr) + zlen);
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)p;
+	Elf64_Chdr ch = { .ch_type = ELFCOMPRESS_ZLIB, .ch_size = claim, .ch_addralign = 8 };
+	uLongf got = zlen;
+	int fd = -1;
+
+	if (p && z && compress2(z + sizeof(ch), &got, data, len, 9) == Z_OK) {
+		Elf64_Shdr *sh = (Elf64_Shdr *)(p + eh->e_shoff);
+		const char *names = (const char *)p + sh[eh->e_shstrndx].sh_offset;
+
+		memcpy(z, &ch, sizeof(ch));
+		for (size_t i = 0; i < eh->e_shnum; i++)
+			if (!strcmp(names + sh[i].sh_name, ".debug_frame")) {
+				sh[i].sh_offset = (flen + 7) & ~(size_t)7;
+				sh[i].sh_size = sizeof(ch) + got;
+				sh[i].sh_flags |= SHF_COMPRESSED;
+			}
+		fd = memfd_create("zdebug", MFD_CLOEXEC);
+		if (fd >= 0 && (pwrite(fd, p, flen, 0) != (ssize_t)flen ||
+				pwrite(fd, z, sizeof(ch) + got, (off_t)((flen + 7) & ~(size_t)7)) !=
+					(ssize_t)(sizeof(ch) + got))) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	free(p);
+	free(z);
+	return fd;
+}
+
+/*
+ * A compressed .debug_frame is inflated in steps (a MiB a unit), not by
+ * libdw at once: the fixture's, compressed, builds its table in steps as
+ * at once; 64 MiB of zeros compressed to 64 KB (222 ms of libdw's
+ * inflation in one call before) takes 64 units and more; a stream that
+ * inflates to more or less than its header says fails either way.
+ */
+TEST(compressed_debug_frame_in_steps)
+{
+	size_t len = 0, big = (64u << 20) - 4096, steps;
+	unsigned char *data = NULL, *zeros = calloc(1, big);
+	int fd;
+
+	/* the fixture's .debug_frame */
+	{
+		int f = open(fixture_debug, O_RDONLY | O_CLOEXEC);
+		Elf *elf = f >= 0 ? elf_begin(f, ELF_C_READ, NULL) : NULL;
+		Elf_Scn *scn = NULL;
+		size_t shstrndx;
+
+		while (elf && !elf_getshdrstrndx(elf, &shstrndx) && (scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+			const char *n;
+			Elf_Data *d;
+
+			if (gelf_getshdr(scn, &sh) && (n = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+			    !strcmp(n, ".debug_frame") && (d = elf_rawdata(scn, NULL))) {
+				data = malloc(d->d_size);
+				memcpy(data, d->d_buf, d->d_size);
+				len = d->d_size;
+			}
+		}
+		if (elf)
+			elf_end(elf);
+		if (f >= 0)
+			close(f);
+	}
+	CHECK(data != NULL && zeros != NULL);
+	if (!data || !zeros)
+		return;
+	fd = zdebug_make(data, len, len);
+	CHECK(fd >= 0);
+	steps = steps_vs_once_fd(fd, "zdebug");
+	{
+		struct cfi_table t;
+
+		CHECK_EQ(cfi_table__build(fd, "zdebug", MAX_ROWS, &t), 0);
+		CHECK(t.from_debug_frame && t.nr_rows > 10);
+		cfi_table__free(&t);
+	}
+	printf("# compressed .debug_frame of %zu bytes: %zu steps\n", len, steps);
+	close(fd);
+	fd = zdebug_make(zeros, big, big);
+	CHECK(fd >= 0);
+	steps = steps_vs_once_fd(fd, "zeros");
+	printf("# 64 MiB of zeros compressed: %zu steps\n", steps);
+	CHECK(steps > 64);
+	close(fd);
+	/* a stream inflating to more or less than its header says */
+	for (int d = -1; d <= 1; d += 2) {
+		struct cfi_table t;
+
+		fd = zdebug_make(data, len, len + (size_t)d);
+		CHECK(fd >= 0);
+		CHECK_EQ(cfi_table__build(fd, "zdebug", MAX_ROWS, &t), -EINVAL);
+		steps_vs_once_fd(fd, "zdebug");
+		close(fd);
+	}
+	free(data);
+	free(zeros);
+}
+
+/* cfi_scan in steps of one byte (a piece of an entry a step) lists what
+ * one run does, on libc's .eh_frame and a costly file's. */
+TEST(scan_in_steps)
+{
+	struct image im;
+	char path[PATH_MAX];
+	struct cfi_scan once, s;
+	size_t steps = 0;
+	int err;
+
+	CHECK_EQ(libc_path(path, sizeof(path)), 0);
+	CHECK_EQ(image_load(path, &im), 0);
+	CHECK_EQ(cfi_scan__run(&once, im.p + im.eh_off, im.eh_size, im.eh_off, true), 0);
+	cfi_scan__begin(&s, im.p + im.eh_off, im.eh_size, im.eh_off, true);
+	while ((err = cfi_scan__step(&s, 1)) == -EAGAIN)
+		steps++;
+	CHECK_EQ(err, 0);
+	printf("# libc .eh_frame: %zu FDEs, %zu steps of a byte\n", once.nr_fdes, steps);
+	CHECK(steps > once.nr_fdes);
+	CHECK_EQ(s.nr_fdes, once.nr_fdes);
+	CHECK_EQ(s.end, once.end);
+	CHECK_EQ(s.nr_cies, once.nr_cies);
+	CHECK_EQ(s.nr_skipped, once.nr_skipped);
+	CHECK_EQ(s.nr_empty, once.nr_empty);
+	for (size_t i = 0; i < once.nr_fdes && i < s.nr_fdes; i++) {
+		const struct cfi_fde *x = &s.fdes[i], *y = &once.fdes[i];
+
+		CHECK(x->start == y->start && x->end == y->end && x->off == y->off &&
+		      x->rows == y->rows && x->work == y->work && x->skip == y->skip);
+	}
+	cfi_scan__free(&s);
+	cfi_scan__free(&once);
+	/* freed half-way */
+	cfi_scan__begin(&s, im.p + im.eh_off, im.eh_size, im.eh_off, true);
+	CHECK_EQ(cfi_scan__step(&s, 4096), -EAGAIN);
+	cfi_scan__free(&s);
+	free(im.p);
+}
 
 /* A .eh_frame of 300,000 FDEs: the scan stops at CFI_SCAN_MAX_ENTRIES
  * (the section ends there, as at a malformed entry), the build keeps the
@@ -886,15 +1255,44 @@ TEST(entries_capped)
 	free(buf);
 }
 
+/*
+ * --build FILE: FILE's table built at once, "ms <wall ms> rows <rows>"
+ * (tests/bats/hostile_unwind.bats: what a build costs on this machine
+ * now, beside what a round of a recording ran past its budget).
+ */
+static int build_once(const char *path)
+{
+	struct timespec a, b;
+	struct cfi_table t;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+
+	if (fd < 0) {
+		perror(path);
+		return 1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	err = cfi_table__build(fd, path, MAX_ROWS, &t);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	printf("ms %.1f rows %zu\n", (double)(b.tv_sec - a.tv_sec) * 1e3 +
+	       (double)(b.tv_nsec - a.tv_nsec) / 1e6, t.nr_rows);
+	cfi_table__free(&t);
+	close(fd);
+	return err != 0;
+}
+
 int main(int argc, char **argv)
 {
 	log_verbosity = getenv("CFI_TEST_VERBOSE") ? 2 : -1;
 	elf_version(EV_CURRENT);
 	harness_fixture(argv[0], "cfi_fixture.so", fixture_eh, sizeof(fixture_eh));
 	harness_fixture(argv[0], "cfi_fixture_debug.so", fixture_debug, sizeof(fixture_debug));
+	/* build/workloads (make all), for build-san's tests too */
+	harness_fixture(argv[0], "../../build/workloads", workload_dir, sizeof(workload_dir));
 
 	if (argc == 3 && !strcmp(argv[1], "--write-corpus"))
 		return write_corpus(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "--build"))
+		return build_once(argv[2]);
 	if (argc > 1) {		/* test_cfi_table FILE...: the oracle on those */
 		for (int i = 1; i < argc; i++) {
 			extra_path = argv[i];
@@ -911,6 +1309,11 @@ int main(int argc, char **argv)
 	RUN(self_against_libdw);
 	RUN(cost);
 	RUN(build_in_steps);
+	RUN(free_at_any_step);
+	RUN(huge_eh_frame_in_steps);
+	RUN(scan_in_steps);
+	RUN(skipped_fde_overlapping);
+	RUN(compressed_debug_frame_in_steps);
 	RUN(entries_capped);
 	return HARNESS_DONE();
 }

@@ -71,32 +71,6 @@ static int make_sparse(const char *src, const char *dst, const char *name, uint6
 	return ret;
 }
 
-/* Reset the peak RSS (VmHWM) to the current RSS. */
-static void hwm_reset(void)
-{
-	int fd = open("/proc/self/clear_refs", O_WRONLY);
-
-	if (fd >= 0) {
-		if (write(fd, "5", 1) != 1)
-			perror("clear_refs");
-		close(fd);
-	}
-}
-
-static long status_kb(const char *field)
-{
-	char line[256];
-	long kb = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, field, strlen(field)))
-			kb = strtol(line + strlen(field) + 1, NULL, 10);
-	if (f)
-		fclose(f);
-	return kb;
-}
-
 struct victim {
 	const char *fixture;
 	const char *section;
@@ -155,10 +129,10 @@ TEST(sparse_refused)
 		snprintf(path, sizeof(path), "%s/sparse%s%s", tmpdir, v->section,
 			 v->fixture == fixture_debug ? "-debug" : "");
 		CHECK_EQ(make_sparse(v->fixture, path, v->section, claim), 0);
-		hwm_reset();
-		before = status_kb("VmRSS:");
+		harness_hwm_reset();
+		before = harness_status_kb("VmRSS:");
 		err = load(path, v->cfi);
-		after = status_kb("VmHWM:");
+		after = harness_status_kb("VmHWM:");
 		printf("# %s of %llu MiB (%s): %d, peak RSS +%ld KB\n", v->section,
 		       (unsigned long long)(claim >> 20), v->cfi ? "unwind table" : "symbols", err,
 		       after - before);

@@ -18,6 +18,11 @@
  *                       the most expensive FDEs cfi_scan lets through)
  *   maps DIR N SECS     one file (100 FDEs) mapped N times, a page each:
  *                       N mappings of one build-id
+ *   huge DIR N SECS     N files of a 64 MiB .eh_frame: 262,143 FDEs
+ *                       (CFI_SCAN_MAX_ENTRIES less the CIE) of 256 bytes,
+ *                       in reverse address order: the most a build must
+ *                       read, check, sort and hand libdw before its first
+ *                       row
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -58,12 +63,13 @@ static int maps(const char *dir, int n, unsigned secs)
 int main(int argc, char **argv)
 {
 	struct hu_elf o = { 0 };
-	size_t cap = 4u << 20, len;
+	int huge = argc == 5 && !strcmp(argv[1], "huge");
+	size_t cap = huge ? 72u << 20 : 4u << 20, len;
 	unsigned char *buf = malloc(cap);
 	int n;
 
 	if (argc != 5 || !buf) {
-		fprintf(stderr, "usage: hostile_unwind claim|rows|costly DIR N SECS\n");
+		fprintf(stderr, "usage: hostile_unwind claim|rows|costly|maps|huge DIR N SECS\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "claim"))
@@ -72,12 +78,14 @@ int main(int argc, char **argv)
 		o = (struct hu_elf){ .nr_fdes = 2000, .rows = 8 };
 	else if (!strcmp(argv[1], "costly"))
 		o = (struct hu_elf){ .nr_fdes = 30, .rows = 900, .remember = 1 };
+	else if (huge)
+		o = (struct hu_elf){ .nr_fdes = (256u << 10) - 1, .rows = 1, .pad = 239, .reverse = 1 };
 	else if (!strcmp(argv[1], "maps"))
 		return maps(argv[2], atoi(argv[3]), (unsigned)atoi(argv[4]));
 	else
 		return 2;
 	n = atoi(argv[3]);
-	for (int i = 0; i < (strcmp(argv[1], "costly") ? 4 * n : n); i++) {
+	for (int i = 0; i < (strcmp(argv[1], "costly") && !huge ? 4 * n : n); i++) {
 		char path[4096];
 		int fd;
 		void *m;

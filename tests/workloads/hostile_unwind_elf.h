@@ -13,7 +13,10 @@
  *   - rows: many FDEs of few rows: a large table, cheap to build;
  *   - expensive: FDEs of ~1100 rows each, whose programs libdw runs from
  *     their start for every row (rows x program bytes just under
- *     CFI_SCAN_FDE_WORK): cfi_table.c's most expensive kind of file.
+ *     CFI_SCAN_FDE_WORK): cfi_table.c's most expensive kind of file;
+ *   - huge: CFI_SCAN_MAX_ENTRIES FDEs of pad DW_CFA_nops each, in reverse
+ *     address order (reverse): a .eh_frame at the 64 MiB cap that must
+ *     be read, checked and sorted before the first row.
  */
 #ifndef HOSTILE_UNWIND_ELF_H
 #define HOSTILE_UNWIND_ELF_H
@@ -30,6 +33,8 @@ struct hu_elf {
 	int range_to_memsz;	/* the last FDE's range runs to memsz */
 	int remember;		/* DW_CFA_remember_state + restore_state a row:
 				 * libdw allocates and frees for each */
+	unsigned pad;		/* DW_CFA_nops after each FDE's program */
+	int reverse;		/* FDE i covers the code of FDE nr_fdes - 1 - i */
 	uint32_t id;		/* in the build-id: one per file */
 };
 
@@ -63,14 +68,15 @@ static inline size_t hu_prog_len(unsigned rows, int remember)
 /*
  * The file into buf (cap bytes): its size, or 0 when it does not fit.
  * Code addresses: FDE i covers [HU_TEXT + i * rows, + rows), one byte a
- * row (the last one's up to memsz with range_to_memsz).
+ * row (the last one's up to memsz with range_to_memsz); with reverse,
+ * FDE i covers FDE nr_fdes - 1 - i's code.
  */
 static inline size_t hu_elf_write(unsigned char *buf, size_t cap, const struct hu_elf *o)
 {
 	static const char shstr[] = "\0.text\0.note.gnu.build-id\0.eh_frame\0.shstrtab";
 	struct hu_buf b = { buf, 0, cap, 0 };
 	size_t code = (size_t)o->nr_fdes * o->rows, eh_off, eh_len, str_off, sh_off, note_off;
-	size_t prog = hu_prog_len(o->rows, o->remember), body = 4 + 4 + 4 + 1 + prog;
+	size_t prog = hu_prog_len(o->rows, o->remember), body = 4 + 4 + 4 + 1 + prog + o->pad;
 	Elf64_Ehdr eh;
 	Elf64_Phdr ph[2];
 	Elf64_Shdr sh[5];
@@ -98,9 +104,10 @@ static inline size_t hu_elf_write(unsigned char *buf, size_t cap, const struct h
 	}
 	for (unsigned f = 0; f < o->nr_fdes && !b.over; f++) {
 		size_t at = b.len, len = (body + 3) & ~(size_t)3;
-		uint64_t start = HU_TEXT + (uint64_t)f * o->rows, range = o->rows;
+		unsigned at_code = o->reverse ? o->nr_fdes - 1 - f : f;
+		uint64_t start = HU_TEXT + (uint64_t)at_code * o->rows, range = o->rows;
 
-		if (o->range_to_memsz && f + 1 == o->nr_fdes && o->memsz > start)
+		if (o->range_to_memsz && at_code + 1 == o->nr_fdes && o->memsz > start)
 			range = o->memsz - start;
 		hu_u32(&b, (uint32_t)len);
 		hu_u32(&b, (uint32_t)(at + 4 - eh_off));	/* back to the CIE */
@@ -116,7 +123,7 @@ static inline size_t hu_elf_write(unsigned char *buf, size_t cap, const struct h
 				hu_u8(&b, 0x0b);		/* restore_state */
 			}
 		}
-		for (size_t k = body; k < len; k++)
+		for (size_t k = body - o->pad; k < len && !b.over; k++)
 			hu_u8(&b, 0);				/* DW_CFA_nop */
 	}
 	hu_u32(&b, 0);						/* terminator */

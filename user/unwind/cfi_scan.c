@@ -34,7 +34,7 @@
 #define CIE_ID_EH	0u
 #define CIE_ID_DEBUG	0xffffffffu
 
-struct entry {
+struct cfi_scan_entry {
 	size_t off, len;	/* whole entry: length field included */
 	size_t cie_off;		/* FDE: its CIE's offset */
 	bool is_cie, good;
@@ -174,87 +174,113 @@ static bool skip_block(struct cursor *c)
 }
 
 /*
- * Walk a CFA program: false when an operand runs past its end or a rule
- * names a register above CFI_SCAN_MAX_REG.  An opcode libdw does not know
- * ends the walk (libdw stops there with an error).  *rows: 1 + the
- * instructions that move the location.
+ * One instruction of a CFA program at c: 1 when the walk goes on, 0 when
+ * it ends here (an opcode libdw does not know: libdw stops there with an
+ * error), -1 when an operand runs past the program's end or a rule names
+ * a register above CFI_SCAN_MAX_REG.  *rows: counts the instructions that
+ * move the location.
  */
-static bool insns_scan(struct cursor *c, __u8 fde_enc, __u32 *rows)
+static int insn_one(struct cursor *c, __u8 fde_enc, __u32 *rows)
 {
+	__u8 op = *c->p++;
 	uint64_t v;
 	int64_t s;
+	bool ok = true;
 
-	*rows = 1;
-	while (c->p < c->end) {
-		__u8 op = *c->p++;
-		bool ok = true;
-
-		switch (op & 0xc0) {
-		case DW_CFA_advance_loc:
-			(*rows)++;
-			continue;
-		case DW_CFA_offset:
-			if ((op & 0x3f) > CFI_SCAN_MAX_REG || !take_uleb(c, &v))
-				return false;
-			continue;
-		case DW_CFA_restore:
-			continue;	/* 6-bit register: below the limit */
-		}
-		switch (op) {
-		case DW_CFA_nop: case DW_CFA_remember_state: case DW_CFA_restore_state:
-		case DW_CFA_GNU_window_save:
-			break;
-		case DW_CFA_set_loc:
-			ok = take_enc(c, fde_enc, &v);
-			(*rows)++;
-			break;
-		case DW_CFA_advance_loc1: ok = take(c, 1, &v); (*rows)++; break;
-		case DW_CFA_advance_loc2: ok = take(c, 2, &v); (*rows)++; break;
-		case DW_CFA_advance_loc4: ok = take(c, 4, &v); (*rows)++; break;
-		case DW_CFA_MIPS_advance_loc8: ok = take(c, 8, &v); (*rows)++; break;
-		case DW_CFA_offset_extended: case DW_CFA_register:
-		case DW_CFA_def_cfa: case DW_CFA_val_offset:
-		case DW_CFA_GNU_negative_offset_extended:
-			ok = reg_ok(c) && take_uleb(c, &v) &&
-			     (op != DW_CFA_register || v <= CFI_SCAN_MAX_REG);
-			break;
-		case DW_CFA_restore_extended: case DW_CFA_undefined:
-		case DW_CFA_same_value: case DW_CFA_def_cfa_register:
-			ok = reg_ok(c);
-			break;
-		case DW_CFA_def_cfa_offset: case DW_CFA_GNU_args_size:
-			ok = take_uleb(c, &v);
-			break;
-		case DW_CFA_def_cfa_offset_sf:
-			ok = take_sleb(c, &s);
-			break;
-		case DW_CFA_offset_extended_sf: case DW_CFA_def_cfa_sf:
-		case DW_CFA_val_offset_sf:
-			ok = reg_ok(c) && take_sleb(c, &s);
-			break;
-		case DW_CFA_def_cfa_expression:
-			ok = skip_block(c);
-			break;
-		case DW_CFA_expression: case DW_CFA_val_expression:
-			ok = reg_ok(c) && skip_block(c);
-			break;
-		default:
-			return true;
-		}
-		if (!ok)
-			return false;
+	switch (op & 0xc0) {
+	case DW_CFA_advance_loc:
+		(*rows)++;
+		return 1;
+	case DW_CFA_offset:
+		return (op & 0x3f) <= CFI_SCAN_MAX_REG && take_uleb(c, &v) ? 1 : -1;
+	case DW_CFA_restore:
+		return 1;	/* 6-bit register: below the limit */
 	}
+	switch (op) {
+	case DW_CFA_nop: case DW_CFA_remember_state: case DW_CFA_restore_state:
+	case DW_CFA_GNU_window_save:
+		break;
+	case DW_CFA_set_loc:
+		ok = take_enc(c, fde_enc, &v);
+		(*rows)++;
+		break;
+	case DW_CFA_advance_loc1: ok = take(c, 1, &v); (*rows)++; break;
+	case DW_CFA_advance_loc2: ok = take(c, 2, &v); (*rows)++; break;
+	case DW_CFA_advance_loc4: ok = take(c, 4, &v); (*rows)++; break;
+	case DW_CFA_MIPS_advance_loc8: ok = take(c, 8, &v); (*rows)++; break;
+	case DW_CFA_offset_extended: case DW_CFA_register:
+	case DW_CFA_def_cfa: case DW_CFA_val_offset:
+	case DW_CFA_GNU_negative_offset_extended:
+		ok = reg_ok(c) && take_uleb(c, &v) && (op != DW_CFA_register || v <= CFI_SCAN_MAX_REG);
+		break;
+	case DW_CFA_restore_extended: case DW_CFA_undefined:
+	case DW_CFA_same_value: case DW_CFA_def_cfa_register:
+		ok = reg_ok(c);
+		break;
+	case DW_CFA_def_cfa_offset: case DW_CFA_GNU_args_size:
+		ok = take_uleb(c, &v);
+		break;
+	case DW_CFA_def_cfa_offset_sf:
+		ok = take_sleb(c, &s);
+		break;
+	case DW_CFA_offset_extended_sf: case DW_CFA_def_cfa_sf:
+	case DW_CFA_val_offset_sf:
+		ok = reg_ok(c) && take_sleb(c, &s);
+		break;
+	case DW_CFA_def_cfa_expression:
+		ok = skip_block(c);
+		break;
+	case DW_CFA_expression: case DW_CFA_val_expression:
+		ok = reg_ok(c) && skip_block(c);
+		break;
+	default:
+		return 0;
+	}
+	return ok ? 1 : -1;
+}
+
+/* The walk of an entry's program from at->p, as c (for pc-relative
+ * operands), rows in at->rows. */
+static void walk_begin(struct cfi_scan_at *at, const struct cursor *c, __u8 enc)
+{
+	at->walking = true;
+	at->p = c->p;
+	at->end = c->end;
+	at->enc = enc;
+	at->rows = 1;
+}
+
+/*
+ * Walk on for at most *budget bytes (taken off it): false when the
+ * budget ran out first, true when the program ended, at->ok false when
+ * an operand runs past its end or a rule names a register above
+ * CFI_SCAN_MAX_REG.
+ */
+static bool walk(struct cfi_scan_at *at, size_t *budget)
+{
+	struct cursor c = { at->p, at->end, at->buf, at->vaddr };
+	int r = 1;
+
+	while (c.p < c.end && (size_t)(c.p - at->p) < *budget &&
+	       (r = insn_one(&c, at->enc, &at->rows)) > 0)
+		;
+	*budget -= (size_t)(c.p - at->p) < *budget ? (size_t)(c.p - at->p) : *budget;
+	at->p = c.p;
+	if (r > 0 && c.p < c.end)
+		return false;
+	at->ok = r >= 0;
+	at->walking = false;
 	return true;
 }
 
-/* A CIE's fields after its id (c at the version byte). */
-static const char *cie_parse(struct entry *e, struct cursor *c, bool eh_frame)
+/* A CIE's fields after its id (c at the version byte) up to its
+ * instructions. */
+static const char *cie_parse(struct cfi_scan_entry *e, struct cursor *c, bool eh_frame)
 {
 	const __u8 *aug, *nul;
 	uint64_t v, aug_len;
 	int64_t s;
 	__u8 version;
-	__u32 rows;
 	struct cursor data;
 
 	if (!take(c, 1, &v))
@@ -310,11 +336,10 @@ static const char *cie_parse(struct entry *e, struct cursor *c, bool eh_frame)
 	}
 	if (!enc_supported(e->fde_enc))
 		return "CIE FDE pointer encoding not absolute or pc-relative";
-	e->insns_ok = insns_scan(c, e->fde_enc, &rows);
-	return NULL;
+	return NULL;	/* c at its initial instructions */
 }
 
-static struct entry *find_cie(struct entry *v, size_t n, size_t off)
+static struct cfi_scan_entry *find_cie(struct cfi_scan_entry *v, size_t n, size_t off)
 {
 	size_t lo = 0, hi = n;
 
@@ -329,131 +354,205 @@ static struct entry *find_cie(struct entry *v, size_t n, size_t off)
 	return lo < n && v[lo].off == off && v[lo].is_cie && v[lo].good ? &v[lo] : NULL;
 }
 
-/* 0 with *why set when the FDE is malformed, or -ENOMEM. */
-static int fde_parse(struct cfi_scan *s, const struct entry *cie,
-		     struct cursor *c, size_t off, const char **why)
+/* An FDE's fields up to its instructions (then c is at them): NULL, or
+ * why it is malformed. */
+static const char *fde_parse(struct cfi_scan_at *at, const struct cfi_scan_entry *cie,
+			     struct cursor *c)
 {
 	uint64_t start, range, v;
-	struct cfi_fde *f;
-	__u32 rows;
-	bool ok;
-	size_t insn_len;
 
-	if (!take_enc(c, cie->fde_enc, &start) ||
-	    !take_enc(c, cie->fde_enc & 0x0f, &range)) {
-		*why = "FDE address range truncated";
-		return 0;
-	}
+	if (!take_enc(c, cie->fde_enc, &start) || !take_enc(c, cie->fde_enc & 0x0f, &range))
+		return "FDE address range truncated";
+	at->start = start;
+	at->range = range;
 	if (cie->sized) {
-		if (!take_uleb(c, &v) || v > (uint64_t)(c->end - c->p)) {
-			*why = "FDE augmentation data past the entry";
-			return 0;
-		}
+		if (!take_uleb(c, &v) || v > (uint64_t)(c->end - c->p))
+			return "FDE augmentation data past the entry";
 		c->p += v;
 	}
-	insn_len = (size_t)(c->end - c->p);
-	ok = insns_scan(c, cie->fde_enc, &rows) && cie->insns_ok;
-	if (start + range <= start) {	/* empty or wrapping: libdw ignores it */
-		s->nr_empty++;
-		return 0;
-	}
+	at->insn_len = (size_t)(c->end - c->p);
+	return NULL;
+}
+
+/* The FDE whose program was walked, listed: 0 or -ENOMEM. */
+static int fde_add(struct cfi_scan *s)
+{
+	struct cfi_scan_at *at = &s->at;
+	const struct cfi_scan_entry *e = &at->ents[at->i];
+	struct cfi_fde *f;
+
 	if (ARRAY_GROW(s->fdes, s->cap, s->nr_fdes + 1))
 		return -ENOMEM;
 	f = &s->fdes[s->nr_fdes++];
-	f->start = start;
-	f->end = start + range;
-	f->off = off;
-	f->rows = rows;
-	f->work = (uint64_t)rows * (insn_len + 1);
-	f->skip = !ok || f->work > CFI_SCAN_FDE_WORK;
+	f->start = at->start;
+	f->end = at->start + at->range;
+	f->off = e->off;
+	f->rows = at->rows;
+	f->work = (uint64_t)at->rows * (at->insn_len + 1);
+	f->skip = !(at->ok && at->ents[at->cie].insns_ok) || f->work > CFI_SCAN_FDE_WORK;
 	s->nr_skipped += f->skip;
 	return 0;
 }
 
-int cfi_scan__run(struct cfi_scan *s, const __u8 *buf, size_t len, __u64 vaddr, bool eh_frame)
+/* Bytes a step counts for an entry besides its program's. */
+#define ENTRY_COST	16u
+
+/*
+ * Pass 1, one entry (or a piece of a CIE's program): its framing, and a
+ * CIE's fields.  false when the pass ends (s->end, s->bad_why set), or
+ * -ENOMEM in *err.
+ */
+static bool frame_next(struct cfi_scan *s, size_t *budget, int *err)
 {
-	struct entry *ents = NULL;
-	size_t nr = 0, cap = 0, off = 0, i;
+	struct cfi_scan_at *at = &s->at;
+	const __u8 *buf = at->buf;
+	size_t len = at->len, off = at->off;
+	uint64_t length, id;
+	struct cfi_scan_entry *e;
+	struct cursor c;
 	const char *why = NULL;
-	int err = 0;
 
-	memset(s, 0, sizeof(*s));
-	/* Framing, and the CIEs (an FDE of .debug_frame may name a later one). */
-	while (len - off > 4) {		/* libdw: off + 4 >= size ends the scan */
-		uint64_t length = get_le(buf + off, 4), id;
-		struct cursor c;
-		struct entry *e;
-
-		if (length == 0)
-			break;		/* terminator */
-		if (length == 0xffffffffu) {
-			why = "64-bit DWARF entry";
-			break;
-		}
-		if (length > len - off - 4 || length < 5) {
-			why = "entry length past the section";
-			break;
-		}
-		if (nr >= CFI_SCAN_MAX_ENTRIES) {
-			why = "more than 262,144 entries (CFI_SCAN_MAX_ENTRIES)";
-			break;
-		}
-		if (ARRAY_GROW(ents, cap, nr + 1)) {
-			err = -ENOMEM;
-			goto out;
-		}
-		e = &ents[nr++];
-		memset(e, 0, sizeof(*e));
-		e->off = off;
-		e->len = 4 + (size_t)length;
-		id = get_le(buf + off + 4, 4);
-		c = (struct cursor){ buf + off + 8, buf + off + e->len, buf, vaddr };
-		if (id == (eh_frame ? CIE_ID_EH : CIE_ID_DEBUG)) {
-			e->is_cie = true;
-			e->good = !cie_parse(e, &c, eh_frame);
-			s->nr_cies += e->good;
-		} else if (eh_frame) {
-			e->cie_off = id <= off + 4 ? off + 4 - (size_t)id : SIZE_MAX;
-		} else {
-			e->cie_off = (size_t)id;
-		}
-		off += e->len;
+	if (at->walking) {		/* a CIE's initial instructions */
+		if (walk(at, budget))
+			at->ents[at->nr - 1].insns_ok = at->ok;
+		return true;
 	}
+	*budget -= *budget < ENTRY_COST ? *budget : ENTRY_COST;
+	if (len - off <= 4)		/* libdw: off + 4 >= size ends the scan */
+		goto end;
+	length = get_le(buf + off, 4);
+	if (length == 0)
+		goto end;		/* terminator */
+	if (length == 0xffffffffu) {
+		why = "64-bit DWARF entry";
+		goto end;
+	}
+	if (length > len - off - 4 || length < 5) {
+		why = "entry length past the section";
+		goto end;
+	}
+	if (at->nr >= CFI_SCAN_MAX_ENTRIES) {
+		why = "more than 262,144 entries (CFI_SCAN_MAX_ENTRIES)";
+		goto end;
+	}
+	if (ARRAY_GROW(at->ents, at->cap, at->nr + 1)) {
+		*err = -ENOMEM;
+		return false;
+	}
+	e = &at->ents[at->nr++];
+	memset(e, 0, sizeof(*e));
+	e->off = off;
+	e->len = 4 + (size_t)length;
+	id = get_le(buf + off + 4, 4);
+	c = (struct cursor){ buf + off + 8, buf + off + e->len, buf, at->vaddr };
+	if (id == (at->eh_frame ? CIE_ID_EH : CIE_ID_DEBUG)) {
+		e->is_cie = true;
+		e->good = !cie_parse(e, &c, at->eh_frame);
+		s->nr_cies += e->good;
+		if (e->good)
+			walk_begin(at, &c, e->fde_enc);
+	} else if (at->eh_frame) {
+		e->cie_off = id <= off + 4 ? off + 4 - (size_t)id : SIZE_MAX;
+	} else {
+		e->cie_off = (size_t)id;
+	}
+	at->off = off + e->len;
+	return true;
+end:
 	s->end = off;
 	s->bad_why = why;
-	/* The FDEs, up to the first bad entry. */
-	for (i = 0; i < nr; i++) {
-		struct entry *e = &ents[i], *cie;
-		struct cursor c = { buf + e->off + 8, buf + e->off + e->len, buf, vaddr };
-		const char *bad = NULL;
+	return false;
+}
 
-		if (e->is_cie) {
-			if (e->good)
-				continue;
-			/* report the reason: parse it again */
-			bad = cie_parse(e, &c, eh_frame);
-		} else if (!(cie = find_cie(ents, nr, e->cie_off))) {
-			bad = "FDE's CIE pointer does not name a good CIE";
+/*
+ * Pass 2, one entry (or a piece of an FDE's program): the FDEs up to the
+ * first bad entry.  false when the pass ends, or -ENOMEM in *err.
+ */
+static bool fde_next(struct cfi_scan *s, size_t *budget, int *err)
+{
+	struct cfi_scan_at *at = &s->at;
+	struct cfi_scan_entry *e, *cie;
+	struct cursor c;
+	const char *bad = NULL;
+
+	if (at->walking) {		/* the FDE's instructions */
+		if (walk(at, budget) && (*err = fde_add(s)) == 0)
+			at->i++;
+		return !*err;
+	}
+	*budget -= *budget < ENTRY_COST ? *budget : ENTRY_COST;
+	if (at->i >= at->nr)
+		return false;
+	e = &at->ents[at->i];
+	c = (struct cursor){ at->buf + e->off + 8, at->buf + e->off + e->len, at->buf, at->vaddr };
+	if (e->is_cie) {
+		if (!e->good)	/* the reason: parse it again */
+			bad = cie_parse(e, &c, at->eh_frame);
+	} else if (!(cie = find_cie(at->ents, at->nr, e->cie_off))) {
+		bad = "FDE's CIE pointer does not name a good CIE";
+	} else if (!(bad = fde_parse(at, cie, &c))) {
+		if (at->start + at->range <= at->start) {
+			s->nr_empty++;	/* empty or wrapping: libdw ignores it */
 		} else {
-			err = fde_parse(s, cie, &c, e->off, &bad);
-			if (err)
-				goto out;
-		}
-		if (bad) {
-			s->end = e->off;
-			s->bad_why = bad;
-			break;
+			at->cie = (size_t)(cie - at->ents);
+			walk_begin(at, &c, cie->fde_enc);
+			return true;
 		}
 	}
-out:
-	free(ents);
-	if (err)
-		cfi_scan__free(s);
+	if (bad) {
+		s->end = e->off;
+		s->bad_why = bad;
+		return false;
+	}
+	at->i++;
+	return true;
+}
+
+void cfi_scan__begin(struct cfi_scan *s, const __u8 *buf, size_t len, __u64 vaddr,
+		     bool eh_frame)
+{
+	memset(s, 0, sizeof(*s));
+	s->at.buf = buf;
+	s->at.len = len;
+	s->at.vaddr = vaddr;
+	s->at.eh_frame = eh_frame;
+	s->at.pass = 1;
+}
+
+int cfi_scan__step(struct cfi_scan *s, size_t bytes)
+{
+	struct cfi_scan_at *at = &s->at;
+	int err = 0;
+
+	while (at->pass && bytes) {
+		bool more = at->pass == 1 ? frame_next(s, &bytes, &err) : fde_next(s, &bytes, &err);
+
+		if (err) {
+			cfi_scan__free(s);
+			return err;
+		}
+		if (!more && at->pass++ == 2) {
+			free(at->ents);
+			memset(at, 0, sizeof(*at));	/* pass 0: done */
+		}
+	}
+	return at->pass ? -EAGAIN : 0;
+}
+
+int cfi_scan__run(struct cfi_scan *s, const __u8 *buf, size_t len, __u64 vaddr, bool eh_frame)
+{
+	int err;
+
+	cfi_scan__begin(s, buf, len, vaddr, eh_frame);
+	do
+		err = cfi_scan__step(s, SIZE_MAX);
+	while (err == -EAGAIN);
 	return err;
 }
 
 void cfi_scan__free(struct cfi_scan *s)
 {
+	free(s->at.ents);
 	free(s->fdes);
 	memset(s, 0, sizeof(*s));
 }

@@ -58,6 +58,8 @@ struct cfi_fde {
 	bool skip;		/* never hand its addresses to libdw */
 };
 
+struct cfi_scan_entry;
+
 struct cfi_scan {
 	struct cfi_fde *fdes;	/* section order */
 	size_t nr_fdes, cap;
@@ -66,6 +68,25 @@ struct cfi_scan {
 	size_t nr_skipped;	/* FDEs with skip set */
 	size_t nr_empty;	/* FDEs with an empty range (ignored, as libdw does) */
 	size_t nr_cies;
+	/* where cfi_scan__step goes on (cfi_scan.c's own) */
+	struct cfi_scan_at {
+		const __u8 *buf;
+		size_t len;
+		__u64 vaddr;
+		bool eh_frame;
+		int pass;		/* 1: framing and CIEs, 2: FDEs, 0: done */
+		struct cfi_scan_entry *ents;
+		size_t nr, cap;
+		size_t off;		/* pass 1: the next entry's offset */
+		size_t i;		/* pass 2: the next entry */
+		/* the instructions of the entry being walked */
+		bool walking, ok;
+		const __u8 *p, *end;
+		__u32 rows;
+		__u8 enc;
+		__u64 start, range;	/* an FDE's */
+		size_t insn_len, cie;	/* its program's bytes, its CIE's entry */
+	} at;
 };
 
 /*
@@ -77,6 +98,19 @@ struct cfi_scan {
  * good entries stop.
  */
 int cfi_scan__run(struct cfi_scan *s, const __u8 *buf, size_t len, __u64 vaddr, bool eh_frame);
+
+/*
+ * The same scan in steps, so that a caller with a deadline can stop
+ * between them (cfi_table.c): begin (buf stays the caller's until the
+ * scan is done or freed), then step until it returns 0 (done: s as
+ * cfi_scan__run leaves it) or -ENOMEM (s freed).  A step walks about
+ * bytes bytes of entries (an entry's program is walked in pieces too)
+ * and returns -EAGAIN when there is more.  Wherever the steps stop, the
+ * result is cfi_scan__run's.  cfi_scan__free at any point.
+ */
+void cfi_scan__begin(struct cfi_scan *s, const __u8 *buf, size_t len, __u64 vaddr,
+		     bool eh_frame);
+int cfi_scan__step(struct cfi_scan *s, size_t bytes);
 void cfi_scan__free(struct cfi_scan *s);
 
 #endif

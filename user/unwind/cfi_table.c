@@ -20,13 +20,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "elf/headers.h"
 #include "elf/sections.h"
+#include "unwind/cfi_image.h"
 #include "unwind/cfi_row.h"
 #include "unwind/cfi_scan.h"
 #include "util/array.h"
 #include "util/clock.h"
+#include "util/io.h"
+#include "util/le.h"
 #include "util/log.h"
 #include "util/printable.h"
 
@@ -40,19 +44,79 @@
  */
 #define FILE_WORK_MAX	(256ull << 20)
 
+/*
+ * A build's phases (cfi_build__step goes through them a unit at a time,
+ * the clock read between units):
+ *   NAMES	.shstrtab read, READ_CHUNK bytes a unit
+ *   FIND	the sections found and admitted, the image set up
+ *   READ	the CFI section read into the image, READ_CHUNK bytes a unit
+ *		(a compressed .debug_frame into z)
+ *   INFLATE	(a compressed .debug_frame: inflated into the image,
+ *		READ_CHUNK bytes in and out at most a unit)
+ *   OPEN	(.debug_frame: libdw's handle of the image)
+ *   SCAN	cfi_scan, SCAN_UNIT bytes of entries a unit; then the fence
+ *   CFI	libdw's CFI handle
+ *   SORT	the FDEs sorted by start: a pass over them when they are in
+ *		order, else a merge sort of SORT_UNIT FDEs a unit
+ *   WARM	libdw's list of the entries, WARM_UNIT entries a unit
+ *   ROWS	the rows, one libdw evaluation a unit (rows_step)
+ *   FREE_LIBDW	libdw's handle ended (its tree of FDEs freed: 11 ms at
+ *		CFI_SCAN_MAX_ENTRIES)
+ *   FREE	the rest: the section's copy, the file (the 64 MiB image's
+ *		munmap: 12 ms)
+ * A build that fails goes through the FREE phases too.
+ */
+enum phase {
+	PH_NAMES, PH_FIND, PH_READ, PH_INFLATE, PH_OPEN, PH_SCAN, PH_CFI, PH_SORT, PH_WARM, PH_ROWS,
+	PH_FREE_LIBDW, PH_FREE, PH_DONE
+};
+
+#define READ_CHUNK	(1u << 20)
+#define SCAN_UNIT	(256u << 10)
+#define SORT_UNIT	8192u
+#define WARM_UNIT	4096u
+
+/* Sections as dwarf_getcfi_elf finds them: the first .eh_frame, the last
+ * .eh_frame_hdr before it; and the first .debug_frame. */
+struct sections {
+	Elf_Scn *eh, *hdr, *debug;
+	GElf_Shdr eh_sh, hdr_sh, debug_sh;
+	bool zdebug;		/* GNU-compressed debug sections (not read) */
+};
+
 struct cfi_build {
 	char *name;
-	int fd;				/* a dup of the caller's: libelf preads it */
+	int fd;				/* a dup of the caller's: libelf and precord pread it */
 	struct elf_reads rd;		/* what libelf may read of the file */
 	struct cfi_table own, *t;
 	size_t cap, max_rows;
 	__u64 top;			/* end of the executable range */
 	int err;
-	/* what the rows are built from (cfi_build__start) */
-	Elf *elf;
+	int result;			/* the build's, from PH_FREE_LIBDW on */
+	enum phase ph;
+	/* the file's section names (its .shstrtab), read here */
+	char *names;
+	size_t names_len, names_nul;	/* names end at the last NUL, before names_nul */
+	__u64 names_off;
+	struct sections sc;
+	bool debug;			/* building from .debug_frame */
+	/* what the rows are built from */
+	Elf *elf;			/* the file's: headers and section headers */
+	struct cfi_image img;		/* a copy of its CFI section for libdw */
+	__u64 img_off;			/* the section's offset in the file */
+	unsigned char *z;		/* a compressed .debug_frame as read */
+	size_t z_len;
+	z_stream zs;			/* its inflation (zs_on: begun) */
+	bool zs_on;
+	size_t got;			/* bytes of names or section read */
+	__u8 *sec;			/* the section libdw reads (img's, or inflated) */
+	size_t sec_len;
 	Dwarf *dw;			/* .debug_frame's */
 	Dwarf_CFI *cfi;			/* .eh_frame's (dwarf_cfi_end) or dw's */
 	struct cfi_scan s;		/* its FDEs, sorted by start */
+	struct cfi_fde *tmp;		/* the merge sort's other half */
+	size_t width, pos;		/* its runs, the next pair (width 0: not begun) */
+	size_t warm;			/* the next entry libdw has not listed */
 	/* where cfi_build__step goes on */
 	size_t next;			/* FDE to start */
 	bool in_fde;			/* walking [addr, hi) of FDE next - 1 */
@@ -236,13 +300,12 @@ static void fde_next(struct cfi_build *b)
 
 /*
  * Rows until the FDEs end (0 or -errno) or the clock passes deadline
- * (-EAGAIN; 0: none), looked at before each row but the first: a row is one
+ * (-EAGAIN; 0: none), looked at before each row but the first when first
+ * (a step makes a row at least: it always goes on): a row is one
  * dwarf_cfi_addrframe, at most CFI_SCAN_FDE_WORK bytes of CFA program.
  */
-static int rows_step(struct cfi_build *b, __u64 deadline)
+static int rows_step(struct cfi_build *b, __u64 deadline, bool first)
 {
-	bool first = true;	/* a step makes a row at least: it always goes on */
-
 	while (!b->err && (b->in_fde || b->next < b->s.nr_fdes)) {
 		if (!first && deadline && clock_ns(CLOCK_MONOTONIC) >= deadline)
 			return -EAGAIN;
@@ -263,36 +326,22 @@ static int rows_step(struct cfi_build *b, __u64 deadline)
 	return b->err;
 }
 
-/* Sections as dwarf_getcfi_elf finds them: the first .eh_frame, the last
- * .eh_frame_hdr before it; and the first .debug_frame. */
-struct sections {
-	Elf_Scn *eh, *hdr, *debug;
-	GElf_Shdr eh_sh, hdr_sh;
-	size_t shstrndx;
-	bool zdebug;		/* GNU-compressed debug sections (not read) */
-};
-
-static int sections_find(Elf *elf, struct cfi_build *b, struct sections *sc)
+/* The name of section header sh, as elf_strptr gives it (NULL when it
+ * runs past the table's last NUL); from the copy read in PH_NAMES. */
+static const char *name_of(const struct cfi_build *b, const GElf_Shdr *sh)
 {
-	size_t shstrndx;
+	return sh->sh_name < b->names_nul ? b->names + sh->sh_name : NULL;
+}
+
+static int sections_find(struct cfi_build *b, struct sections *sc)
+{
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
 
-	memset(sc, 0, sizeof(*sc));
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return fail(b->name, -EINVAL, "reading its section headers", elf_errmsg(-1));
-	sc->shstrndx = shstrndx;
-	/* elf_strptr reads the whole section names table */
-	scn = shstrndx ? elf_getscn(elf, shstrndx) : NULL;
-	if (!scn || !gelf_getshdr(scn, &sh))
-		return fail(b->name, -EINVAL, "reading its section names", elf_errmsg(-1));
-	if (admit(b, &sh, ELF_READ_MAX_OTHER, "its section names (.shstrtab)"))
-		return -EFBIG;
-	scn = NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
+	while ((scn = elf_nextscn(b->elf, scn))) {
 		const char *n;
 
-		if (!gelf_getshdr(scn, &sh) || !(n = elf_strptr(elf, shstrndx, sh.sh_name)))
+		if (!gelf_getshdr(scn, &sh) || !(n = name_of(b, &sh)))
 			continue;
 		if (!strncmp(n, ".zdebug", 7))
 			sc->zdebug = true;
@@ -304,7 +353,7 @@ static int sections_find(Elf *elf, struct cfi_build *b, struct sections *sc)
 			else
 				sc->eh = scn, sc->eh_sh = sh;
 		} else if (!sc->debug && !strcmp(n, ".debug_frame") && sh.sh_type != SHT_NOBITS) {
-			sc->debug = scn;
+			sc->debug = scn, sc->debug_sh = sh;
 		}
 	}
 	if (sc->eh == (Elf_Scn *)-1)
@@ -312,104 +361,25 @@ static int sections_find(Elf *elf, struct cfi_build *b, struct sections *sc)
 	return 0;
 }
 
-/*
- * Check the entries of d (scan) and end the section where they stop
- * being well formed, so that libdw's own linear scan stops there too.
- * d->d_buf is libelf's private copy of the section (ELF_C_READ: read with
- * pread into memory it allocated, never mmap'd), so writing it is safe
- * and changes what libdw reads.
- */
-static int scan_and_fence(struct cfi_build *b, Elf_Data *d, __u64 vaddr, bool eh,
-			  struct cfi_scan *s)
-{
-	const char *sec = eh ? ".eh_frame" : ".debug_frame";
-	int err = cfi_scan__run(s, d->d_buf, d->d_size, vaddr, eh);
-
-	if (err)
-		return err;
-	if (s->bad_why) {
-		pr_warn("%s: %s: malformed entry at offset %#zx (%s): its unwind rows and the "
-			"%zu bytes after it are not used", b->name, sec, s->end, s->bad_why,
-			d->d_size - s->end);
-		if (d->d_size - s->end >= 4)
-			memset((char *)d->d_buf + s->end, 0, 4);
-	}
-	return 0;
-}
-
-/*
- * The .eh_frame_hdr search table would let libdw jump to any offset it
- * names; with it disabled libdw finds FDEs by reading the checked
- * entries in order (once: it keeps them in a tree).  The header is
- * rewritten as "version 1, a 4-byte eh_frame_ptr, no table".
- */
-static bool hdr_disable(Elf_Scn *hdr, const Elf_Data *eh)
-{
-	Elf_Data *d = hdr ? elf_rawdata(hdr, NULL) : NULL;
-	const char *p, *q;
-
-	if (!d || !d->d_buf)
-		return true;	/* libdw will not use it either */
-	p = d->d_buf;
-	q = eh->d_buf;
-	if (p < q + eh->d_size && q < p + d->d_size)
-		return false;	/* shares bytes with .eh_frame: refuse */
-	if (d->d_size < 8)
-		return false;	/* libdw would refuse the whole CFI */
-	((__u8 *)d->d_buf)[0] = 1;
-	((__u8 *)d->d_buf)[1] = DW_EH_PE_udata4;
-	((__u8 *)d->d_buf)[2] = DW_EH_PE_omit;
-	return true;
-}
-
-/* .eh_frame checked and handed to libdw: b->s and b->cfi. */
-static int prepare_eh(Elf *elf, struct cfi_build *b, const struct sections *sc)
-{
-	Elf_Data *d;
-	int err;
-
-	/* libdw reads both, with elf_rawdata, as we do */
-	if (admit(b, &sc->eh_sh, ELF_READ_MAX_CFI, ".eh_frame"))
-		return -EFBIG;
-	if (sc->hdr && admit(b, &sc->hdr_sh, ELF_READ_MAX_CFI, ".eh_frame_hdr"))
-		return -EFBIG;
-	d = elf_rawdata(sc->eh, NULL);
-	if (d && !d->d_size)
-		return -ENOENT;		/* empty: try .debug_frame */
-	if (!d || !d->d_buf)
-		return fail(b->name, -EINVAL, "reading .eh_frame", elf_errmsg(-1));
-	err = scan_and_fence(b, d, sc->eh_sh.sh_addr, true, &b->s);
-	if (err)
-		return err;
-	if (!b->s.nr_fdes) {		/* an empty .eh_frame: try .debug_frame */
-		cfi_scan__free(&b->s);
-		return -ENOENT;
-	}
-	if (!hdr_disable(sc->hdr, d))
-		return fail(b->name, -EINVAL, "malformed .eh_frame_hdr", NULL);
-	b->cfi = dwarf_getcfi_elf(elf);
-	if (!b->cfi)
-		return fail(b->name, -EINVAL, "libdw cannot read .eh_frame", dwarf_errmsg(-1));
-	return 0;
-}
-
 /* A section dwarf_begin_elf reads whole (and inflates): libdw's
- * dwarf_scnnames, their .dwo and LTO forms, .gnu_debugaltlink. */
+ * dwarf_scnnames, their .dwo and LTO forms, .gnu_debugaltlink.  Only
+ * .debug_frame is handed to libdw now (cfi_image.h), but the file's
+ * others are held to the same limits as before. */
 static bool libdw_reads(const char *n)
 {
 	return !strncmp(n, ".debug", 6) || !strncmp(n, ".zdebug", 7) ||
 	       !strncmp(n, ".gnu.debuglto_", 14) || !strcmp(n, ".gnu_debugaltlink");
 }
 
-static int debug_admit(Elf *elf, struct cfi_build *b, const struct sections *sc)
+static int debug_admit(struct cfi_build *b)
 {
 	Elf_Scn *scn = NULL;
 
-	while ((scn = elf_nextscn(elf, scn))) {
+	while ((scn = elf_nextscn(b->elf, scn))) {
 		GElf_Shdr sh;
 		const char *n;
 
-		if (!gelf_getshdr(scn, &sh) || !(n = elf_strptr(elf, sc->shstrndx, sh.sh_name)))
+		if (!gelf_getshdr(scn, &sh) || !(n = name_of(b, &sh)))
 			continue;
 		if (libdw_reads(n) && admit(b, &sh, !strcmp(n, ".debug_frame") ? ELF_READ_MAX_CFI :
 					    ELF_READ_MAX_OTHER, "a section libdw reads with .debug_frame"))
@@ -418,37 +388,92 @@ static int debug_admit(Elf *elf, struct cfi_build *b, const struct sections *sc)
 	return 0;
 }
 
-/* .debug_frame checked and handed to libdw: b->s, b->dw and b->cfi. */
-static int prepare_debug(Elf *elf, struct cfi_build *b, const struct sections *sc)
+/*
+ * A compressed section (SHF_COMPRESSED) is inflated here a piece at a
+ * time rather than by libdw at once (a 64 KB file whose .debug_frame
+ * inflated to 64 MiB took 222 ms in dwarf_begin_elf): the image gets it
+ * inflated, *sh its size and flags so; the compressed bytes go to b->z.
+ * Its compression header is read again here (elf_reads__admit read it
+ * before: the file may have changed since).  0 or -errno.
+ */
+static int inflated_shdr(struct cfi_build *b, GElf_Shdr *sh)
 {
-	Elf_Data *d;
-	int err;
+	Elf64_Chdr ch;
 
-	if (sc->zdebug)
-		return fail(b->name, -EINVAL, "GNU-compressed (.zdebug) sections, not read", NULL);
-	err = debug_admit(elf, b, sc);
-	if (err)
-		return err;
-	b->dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
-	if (!b->dw)
-		return fail(b->name, -EINVAL, "libdw cannot read its DWARF", dwarf_errmsg(-1));
-	/* the (inflated) data dwarf_begin_elf keeps for .debug_frame */
-	d = elf_getdata(sc->debug, NULL);
-	if (d && !d->d_size)
-		return fail(b->name, -ENOENT, "an empty .debug_frame", NULL);
-	if (!d || !d->d_buf)
-		return fail(b->name, -EINVAL, "reading .debug_frame", elf_errmsg(-1));
-	err = scan_and_fence(b, d, 0, false, &b->s);	/* libdw: frame_vaddr 0 */
-	if (err)
-		return err;
-	b->cfi = dwarf_getcfi(b->dw);
-	if (!b->cfi)
-		return fail(b->name, -EINVAL, "libdw cannot read .debug_frame", dwarf_errmsg(-1));
+	if (sh->sh_size < sizeof(ch) ||
+	    pread_full(b->fd, &ch, sizeof(ch), (off_t)sh->sh_offset) != (ssize_t)sizeof(ch))
+		return fail(b->name, -EINVAL, "reading .debug_frame", "compression header");
+	if (ch.ch_type != ELFCOMPRESS_ZLIB)
+		return fail(b->name, -EINVAL, "reading .debug_frame", "not zlib-compressed");
+	if (ch.ch_size > ELF_READ_MAX_CFI)
+		return fail(b->name, -EFBIG, ".debug_frame", "inflated size over the limit");
+	b->z_len = (size_t)sh->sh_size;
+	b->z = malloc(b->z_len);
+	if (!b->z)
+		return -ENOMEM;
+	sh->sh_size = ch.ch_size;
+	sh->sh_flags &= ~(GElf_Xword)SHF_COMPRESSED;
 	return 0;
 }
 
-/* What libdw and libelf hold for b goes. */
-static void sources_end(struct cfi_build *b)
+/* The image for the CFI section sh, then PH_READ. */
+static int image_begin(struct cfi_build *b, const GElf_Shdr *file_sh, const char *sec)
+{
+	GElf_Shdr sh = *file_sh;
+	GElf_Ehdr eh;
+	int err;
+
+	if (!gelf_getehdr(b->elf, &eh))
+		return fail(b->name, -EINVAL, "libelf cannot read it", elf_errmsg(-1));
+	if ((sh.sh_flags & SHF_COMPRESSED) && (err = inflated_shdr(b, &sh)))
+		return err;
+	err = cfi_image__init(&b->img, &eh, sec, &sh);
+	if (err)
+		return err == -ENOMEM ? err : fail(b->name, err, sec, NULL);
+	b->img_off = sh.sh_offset;
+	b->got = 0;
+	b->ph = PH_READ;
+	return 0;
+}
+
+/* .eh_frame admitted and its reading begun. */
+static int eh_begin(struct cfi_build *b)
+{
+	const struct sections *sc = &b->sc;
+
+	/* .eh_frame_hdr is not read any more (libdw's image has none), but
+	 * a file is held to the limits it was */
+	if (admit(b, &sc->eh_sh, ELF_READ_MAX_CFI, ".eh_frame"))
+		return -EFBIG;
+	if (sc->hdr && admit(b, &sc->hdr_sh, ELF_READ_MAX_CFI, ".eh_frame_hdr"))
+		return -EFBIG;
+	if (!sc->eh_sh.sh_size)
+		return -ENOENT;		/* empty: try .debug_frame */
+	return image_begin(b, &sc->eh_sh, ".eh_frame");
+}
+
+/* .debug_frame admitted (with what libdw used to read with it) and its
+ * reading begun; or, without one, the build fails. */
+static int debug_begin(struct cfi_build *b)
+{
+	const struct sections *sc = &b->sc;
+	int err;
+
+	if (!sc->debug)
+		return fail(b->name, -ENOENT, "no FDE in .eh_frame or .debug_frame", NULL);
+	b->debug = b->t->from_debug_frame = true;
+	if (sc->zdebug)
+		return fail(b->name, -EINVAL, "GNU-compressed (.zdebug) sections, not read", NULL);
+	err = debug_admit(b);
+	if (err)
+		return err;
+	if (!sc->debug_sh.sh_size)
+		return fail(b->name, -ENOENT, "an empty .debug_frame", NULL);
+	return image_begin(b, &sc->debug_sh, ".debug_frame");
+}
+
+/* libdw's handle of the CFI section (its tree of FDEs) goes. */
+static void libdw_end(struct cfi_build *b)
 {
 	if (b->dw)
 		dwarf_end(b->dw);	/* and the CFI it made */
@@ -456,7 +481,319 @@ static void sources_end(struct cfi_build *b)
 		dwarf_cfi_end(b->cfi);
 	b->dw = NULL;
 	b->cfi = NULL;
+}
+
+/* What libdw and libelf hold for the CFI section goes (a build going on
+ * from .eh_frame to .debug_frame, or its end). */
+static void section_end(struct cfi_build *b)
+{
+	libdw_end(b);
 	cfi_scan__free(&b->s);
+	free(b->tmp);
+	b->tmp = NULL;
+	cfi_image__free(&b->img);
+	free(b->z);
+	b->z = NULL;
+	if (b->zs_on)
+		inflateEnd(&b->zs);
+	b->zs_on = false;
+	b->sec = NULL;
+	b->sec_len = 0;
+}
+
+/* Read the next READ_CHUNK bytes at off of a size-byte range into dst
+ * (b->got bytes of it read so far): 0, or -EIO when the file ends first. */
+static int read_chunk(struct cfi_build *b, void *dst, size_t size, __u64 off)
+{
+	size_t n = size - b->got < READ_CHUNK ? size - b->got : READ_CHUNK;
+	ssize_t r = pread_full(b->fd, (char *)dst + b->got, n, (off_t)(off + b->got));
+
+	if (r != (ssize_t)n)
+		return -EIO;
+	b->got += n;
+	return 0;
+}
+
+/* PH_NAMES: the next piece of the section names. */
+static int names_step(struct cfi_build *b)
+{
+	size_t from = b->got;
+	const char *nul;
+
+	if (b->got < b->names_len && read_chunk(b, b->names, b->names_len, b->names_off))
+		return fail(b->name, -EINVAL, "reading its section names", strerror(EIO));
+	nul = b->got > from ? memrchr(b->names + from, 0, b->got - from) : NULL;
+	if (nul)
+		b->names_nul = (size_t)(nul - b->names) + 1;
+	if (b->got == b->names_len)
+		b->ph = PH_FIND;
+	return 0;
+}
+
+/* PH_FIND: the CFI section to read. */
+static int find_step(struct cfi_build *b)
+{
+	int err;
+
+	sections_find(b, &b->sc);
+	err = b->sc.eh ? eh_begin(b) : -ENOENT;
+	return err == -ENOENT && !b->debug ? debug_begin(b) : err;
+}
+
+/* PH_READ: the next piece of the CFI section. */
+static int read_step(struct cfi_build *b)
+{
+	const char *sec = b->debug ? "reading .debug_frame" : "reading .eh_frame";
+
+	void *dst = b->z ? b->z : cfi_image__section(&b->img);
+	size_t size = b->z ? b->z_len : b->img.size;
+
+	if (read_chunk(b, dst, size, b->img_off))
+		return fail(b->name, -EINVAL, sec, strerror(EIO));
+	if (b->got < size)
+		return 0;
+	b->ph = b->z ? PH_INFLATE : PH_OPEN;
+	return 0;
+}
+
+/* PH_INFLATE: the next piece of a compressed .debug_frame inflated into
+ * the image; it must give the size its header said, exactly. */
+static int inflate_step(struct cfi_build *b)
+{
+	z_stream *z = &b->zs;
+	size_t in_left, out_left;
+	int zr;
+
+	if (!b->zs_on) {
+		memset(z, 0, sizeof(*z));
+		if (inflateInit(z) != Z_OK)
+			return -ENOMEM;
+		b->zs_on = true;
+		z->next_in = b->z + sizeof(Elf64_Chdr);
+		z->next_out = cfi_image__section(&b->img);
+	}
+	in_left = b->z_len - sizeof(Elf64_Chdr) - (size_t)z->total_in;
+	out_left = b->img.size - (size_t)z->total_out;
+	z->avail_in = (uInt)(in_left < READ_CHUNK ? in_left : READ_CHUNK);
+	z->avail_out = (uInt)(out_left < READ_CHUNK ? out_left : READ_CHUNK);
+	zr = inflate(z, Z_NO_FLUSH);
+	if (zr == Z_STREAM_END && z->total_out == b->img.size) {
+		inflateEnd(z);
+		b->zs_on = false;
+		free(b->z);
+		b->z = NULL;
+		b->ph = PH_OPEN;
+		return 0;
+	}
+	if (zr != Z_OK)		/* short, long, or not zlib's: each unit moves */
+		return fail(b->name, -EINVAL, "reading .debug_frame",
+			    "its compressed data does not inflate to the size it claims");
+	return 0;
+}
+
+/* PH_OPEN: the section's bytes as libdw reads them, the scan begun. */
+static int open_step(struct cfi_build *b)
+{
+	Elf *elf = cfi_image__elf(&b->img);
+	Elf_Data *d;
+
+	if (!elf)
+		return fail(b->name, -EINVAL, "libelf cannot read a copy of its CFI", elf_errmsg(-1));
+	if (!b->debug) {
+		b->sec = cfi_image__section(&b->img);
+		b->sec_len = b->img.size;
+		cfi_scan__begin(&b->s, b->sec, b->sec_len, b->sc.eh_sh.sh_addr, true);
+		b->ph = PH_SCAN;
+		return 0;
+	}
+	b->dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	if (!b->dw)
+		return fail(b->name, -EINVAL, "libdw cannot read its DWARF", dwarf_errmsg(-1));
+	d = elf_getdata(elf_getscn(elf, 1), NULL);
+	if (d && !d->d_size)
+		return fail(b->name, -ENOENT, "an empty .debug_frame", NULL);
+	if (!d || !d->d_buf)
+		return fail(b->name, -EINVAL, "reading .debug_frame", elf_errmsg(-1));
+	b->sec = d->d_buf;
+	b->sec_len = d->d_size;
+	cfi_scan__begin(&b->s, b->sec, b->sec_len, 0, false);	/* libdw: frame_vaddr 0 */
+	b->ph = PH_SCAN;
+	return 0;
+}
+
+/*
+ * PH_SCAN: the next piece of the entries checked; at their end, the
+ * section ends where they stop being well formed (a zero terminator
+ * there, in the image: libdw's own linear scan stops there too).
+ */
+static int scan_step(struct cfi_build *b)
+{
+	const char *sec = b->debug ? ".debug_frame" : ".eh_frame";
+	struct cfi_scan *s = &b->s;
+	int err = cfi_scan__step(s, SCAN_UNIT);
+
+	if (err)
+		return err == -EAGAIN ? 0 : err;
+	if (s->bad_why) {
+		pr_warn("%s: %s: malformed entry at offset %#zx (%s): its unwind rows and the "
+			"%zu bytes after it are not used", b->name, sec, s->end, s->bad_why,
+			b->sec_len - s->end);
+		if (b->sec_len - s->end >= 4)
+			memset(b->sec + s->end, 0, 4);
+	}
+	/* An FDE never handed to libdw (skip) is made one libdw passes over:
+	 * its CIE pointer names the FDE itself, no CIE.  Else, overlapping
+	 * an FDE whose rows are walked, it could be the one libdw's tree
+	 * gives for an address of that one, and its program run: a rule for
+	 * register 132,120,576 took 1 GB there. */
+	for (size_t i = 0; i < s->nr_fdes; i++)
+		if (s->fdes[i].skip)
+			le32_store(b->sec + s->fdes[i].off + 4,
+				   b->debug ? (__u32)s->fdes[i].off : 4u);
+	b->ph = PH_CFI;
+	return 0;
+}
+
+/* PH_CFI: libdw's handle of the checked section (an .eh_frame without
+ * FDEs: .debug_frame is tried). */
+static int cfi_step(struct cfi_build *b)
+{
+	if (b->debug) {
+		b->cfi = dwarf_getcfi(b->dw);
+		if (!b->cfi)
+			return fail(b->name, -EINVAL, "libdw cannot read .debug_frame",
+				    dwarf_errmsg(-1));
+	} else if (!b->s.nr_fdes) {	/* an empty .eh_frame: try .debug_frame */
+		section_end(b);
+		return debug_begin(b);
+	} else {
+		/* no .eh_frame_hdr: libdw finds FDEs by reading the checked
+		 * entries in order (once: it keeps them in a tree) */
+		b->cfi = dwarf_getcfi_elf(cfi_image__elf(&b->img));
+		if (!b->cfi)
+			return fail(b->name, -EINVAL, "libdw cannot read .eh_frame",
+				    dwarf_errmsg(-1));
+	}
+	free(b->names);		/* no section is looked for any more */
+	b->names = NULL;
+	b->names_len = b->names_nul = 0;
+	b->ph = PH_SORT;
+	return 0;
+}
+
+/*
+ * PH_SORT: the FDEs by start (then offset: a total order, so the result
+ * is qsort's).  Linkers write them in order: one pass sees it.  Else a
+ * bottom-up merge sort, SORT_UNIT FDEs a unit (a pair of runs at least).
+ */
+static int sort_step(struct cfi_build *b)
+{
+	struct cfi_fde *v = b->s.fdes, *swap;
+	size_t n = b->s.nr_fdes, merged = 0;
+
+	if (!b->width) {
+		size_t i = 1;
+
+		while (i < n && cmp_fde(&v[i - 1], &v[i]) < 0)
+			i++;
+		if (i >= n) {
+			b->ph = PH_WARM;
+			return 0;
+		}
+		b->tmp = malloc(n * sizeof(*v));
+		if (!b->tmp)
+			return -ENOMEM;
+		b->width = 1;
+		return 0;
+	}
+	while (merged < SORT_UNIT && b->pos < n) {
+		size_t lo = b->pos, mid = lo + b->width < n ? lo + b->width : n;
+		size_t hi = mid + b->width < n ? mid + b->width : n, i = lo, j = mid, k = lo;
+
+		while (i < mid && j < hi)
+			b->tmp[k++] = cmp_fde(&v[j], &v[i]) < 0 ? v[j++] : v[i++];
+		memcpy(&b->tmp[k], &v[i], (mid - i) * sizeof(*v));
+		k += mid - i;
+		memcpy(&b->tmp[k], &v[j], (hi - j) * sizeof(*v));
+		merged += hi - lo;
+		b->pos = hi;
+	}
+	if (b->pos < n)
+		return 0;
+	swap = b->s.fdes;		/* a pass done: tmp holds it */
+	b->s.fdes = b->tmp;
+	b->s.cap = n;
+	b->tmp = swap;
+	b->pos = 0;
+	if (b->width >= n - b->width) {	/* the runs were the halves at most */
+		free(b->tmp);
+		b->tmp = NULL;
+		b->ph = PH_WARM;
+		return 0;
+	}
+	b->width *= 2;
+	return 0;
+}
+
+/*
+ * PH_WARM: libdw lists the next WARM_UNIT entries.  Without a search
+ * table libdw reads entries in order until it finds the FDE it is asked
+ * for, listing each in a tree: asked for the first FDE of a section
+ * whose FDEs are in reverse order, it read 262,144 entries (80 ms) in
+ * one call.  Here it is asked for an address no FDE covers (all ones: an
+ * FDE's end is at most that) with the length of the entry WARM_UNIT
+ * entries on made impossible for the call: libdw lists the entries up to
+ * it and stops there without going past it (dwarf_next_cfi fails before
+ * moving on), the length is put back, and the next unit goes on from it.
+ * Nothing is evaluated.  The rows then find every FDE in the tree.
+ */
+static int warm_step(struct cfi_build *b)
+{
+	size_t off = b->warm, end = b->s.end;
+	Dwarf_Frame *frame = NULL;
+	__u8 saved[4] = { 0 };
+
+	/* entries before s.end are checked: their lengths fit */
+	for (unsigned i = 0; i < WARM_UNIT && off < end; i++)
+		off += 4 + (size_t)le32_load(b->sec + off);
+	if (off < end) {
+		memcpy(saved, b->sec + off, 4);
+		memset(b->sec + off, 0xf0, 1);
+		memset(b->sec + off + 1, 0xff, 3);	/* 0xfffffff0: past the section */
+	}
+	if (!dwarf_cfi_addrframe(b->cfi, (Dwarf_Addr)-1, &frame))
+		free(frame);
+	if (off < end)
+		memcpy(b->sec + off, saved, 4);
+	else
+		b->ph = PH_ROWS;
+	b->warm = off;
+	return 0;
+}
+
+/* One unit of the phase b is in (below PH_ROWS): 0 or -errno. */
+static int prepare_step(struct cfi_build *b)
+{
+	switch (b->ph) {
+	case PH_NAMES: return names_step(b);
+	case PH_FIND: return find_step(b);
+	case PH_READ: return read_step(b);
+	case PH_INFLATE: return inflate_step(b);
+	case PH_OPEN: return open_step(b);
+	case PH_SCAN: return scan_step(b);
+	case PH_CFI: return cfi_step(b);
+	case PH_SORT: return sort_step(b);
+	case PH_WARM: return warm_step(b);
+	default: return -EINVAL;
+	}
+}
+
+/* What libdw and libelf hold for b goes. */
+static void sources_end(struct cfi_build *b)
+{
+	section_end(b);
+	free(b->names);
+	b->names = NULL;
 	if (b->elf)
 		elf_end(b->elf);
 	b->elf = NULL;
@@ -475,13 +812,14 @@ void cfi_build__free(struct cfi_build *b)
 	free(b);
 }
 
-/* Everything but the rows: the file's checks, its segments, its CFI
- * checked and handed to libdw, the FDEs sorted. */
-static int prepare(struct cfi_build *b)
+/* The start: the file's headers checked, its executable segments, the
+ * section names' header admitted (O(headers)). */
+static int headers(struct cfi_build *b)
 {
-	struct cfi_table *t = b->t;
-	struct sections sc;
 	GElf_Ehdr eh;
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+	size_t shstrndx;
 	int err;
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
@@ -491,7 +829,7 @@ static int prepare(struct cfi_build *b)
 		return fail(b->name, err == -E2BIG ? -EINVAL : err == -ENOEXEC ? -EINVAL : err,
 			    "not a well-formed ELF file", NULL);
 	/* ELF_C_READ, not _MMAP: a file truncated while it is read gives an
-	 * error, not SIGBUS; and the section copies are ours to fence. */
+	 * error, not SIGBUS.  Only headers are read through it. */
 	b->elf = elf_begin(b->fd, ELF_C_READ, NULL);
 	if (!b->elf || elf_kind(b->elf) != ELF_K_ELF || !gelf_getehdr(b->elf, &eh))
 		return fail(b->name, -EINVAL, "libelf cannot read it", elf_errmsg(-1));
@@ -501,20 +839,28 @@ static int prepare(struct cfi_build *b)
 	if (elf_reads__init_fd(&b->rd, b->elf, b->fd))
 		return fail(b->name, -EINVAL, "not a regular file", NULL);
 	err = segments_read(b->elf, b);
-	if (!err)
-		err = sections_find(b->elf, b, &sc);
 	if (err)
 		return err;
-	err = sc.eh ? prepare_eh(b->elf, b, &sc) : -ENOENT;
-	if (err == -ENOENT && sc.debug) {
-		t->from_debug_frame = true;
-		err = prepare_debug(b->elf, b, &sc);
-	} else if (err == -ENOENT) {
-		err = fail(b->name, -ENOENT, "no FDE in .eh_frame or .debug_frame", NULL);
-	}
-	if (!err && b->s.nr_fdes)
-		qsort(b->s.fdes, b->s.nr_fdes, sizeof(*b->s.fdes), cmp_fde);
-	return err;
+	if (elf_getshdrstrndx(b->elf, &shstrndx))
+		return fail(b->name, -EINVAL, "reading its section headers", elf_errmsg(-1));
+	scn = shstrndx ? elf_getscn(b->elf, shstrndx) : NULL;
+	if (!scn || !gelf_getshdr(scn, &sh))
+		return fail(b->name, -EINVAL, "reading its section names", elf_errmsg(-1));
+	if (admit(b, &sh, ELF_READ_MAX_OTHER, "its section names (.shstrtab)"))
+		return -EFBIG;
+	/* elf_strptr gives no name from a table that is not SHT_STRTAB or
+	 * has no bytes in the file: nor does name_of */
+	if (sh.sh_type != SHT_STRTAB || !sh.sh_size)
+		return 0;
+	if (sh.sh_flags & SHF_COMPRESSED)
+		return fail(b->name, -EINVAL, "compressed section names (.shstrtab), not read",
+			    NULL);
+	b->names = malloc((size_t)sh.sh_size);
+	if (!b->names)
+		return -ENOMEM;
+	b->names_len = (size_t)sh.sh_size;
+	b->names_off = sh.sh_offset;
+	return 0;
 }
 
 int cfi_build__start(int fd, const char *name, size_t max_rows, struct cfi_build **out)
@@ -530,7 +876,7 @@ int cfi_build__start(int fd, const char *name, size_t max_rows, struct cfi_build
 	b->t = &b->own;
 	b->max_rows = max_rows;
 	b->fd = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : -1;
-	err = b->fd < 0 ? fail(b->name, -EBADF, "its descriptor", strerror(errno)) : prepare(b);
+	err = b->fd < 0 ? fail(b->name, -EBADF, "its descriptor", strerror(errno)) : headers(b);
 	if (err) {
 		cfi_build__free(b);
 		return err;
@@ -539,22 +885,52 @@ int cfi_build__start(int fd, const char *name, size_t max_rows, struct cfi_build
 	return 0;
 }
 
+/* The rows are done (err 0) or the build failed: the result kept, what
+ * it holds freed in the next units. */
+static void finish(struct cfi_build *b, int err)
+{
+	if (!err && !b->t->nr_rows)
+		err = fail(b->name, -ENOENT, "no FDE covers its executable segments", NULL);
+	b->result = err;
+	b->ph = PH_FREE_LIBDW;
+}
+
 int cfi_build__step(struct cfi_build *b, __u64 deadline_ns, struct cfi_table *t)
 {
+	bool first = true;	/* a step does a unit at least: it always goes on */
 	int err;
 
 	if (b->done)
 		return -EINVAL;
-	err = rows_step(b, deadline_ns);
-	if (err == -EAGAIN)
-		return err;
+	for (; b->ph != PH_DONE; first = false) {
+		if (!first && deadline_ns && clock_ns(CLOCK_MONOTONIC) >= deadline_ns)
+			return -EAGAIN;
+		switch (b->ph) {
+		case PH_ROWS:
+			err = rows_step(b, deadline_ns, first);
+			if (err == -EAGAIN)
+				return err;
+			finish(b, err);
+			break;
+		case PH_FREE_LIBDW:
+			libdw_end(b);
+			b->ph = PH_FREE;
+			break;
+		case PH_FREE:
+			sources_end(b);
+			b->ph = PH_DONE;
+			break;
+		default:
+			err = prepare_step(b);
+			if (err)
+				finish(b, err);
+			break;
+		}
+	}
 	b->done = true;
-	if (!err && !b->t->nr_rows)
-		err = fail(b->name, -ENOENT, "no FDE covers its executable segments", NULL);
-	sources_end(b);
-	if (err) {
+	if (b->result) {
 		cfi_table__free(&b->own);
-		return err;
+		return b->result;
 	}
 	*t = b->own;
 	memset(&b->own, 0, sizeof(b->own));

@@ -45,14 +45,20 @@ void cfi_table__free(struct cfi_table *t);	/* NULL-safe; leaves t empty */
 /*
  * The same build in steps, so that a caller with a time budget can stop
  * and go on later (user/unwind/table_store.c, a recording's rounds).
- * start: the file's checks, its sections read and checked, libdw set up
- * (linear in the file's CFI, which elf/sections.h bounds); it keeps a dup
- * of fd.  0 and *b, or cfi_table__build's -errno (after at most one line).
- * step: rows until the table is done (0, *t filled) or fails (-errno, as
- * cfi_table__build), or the CLOCK_MONOTONIC time deadline_ns (0: none) is
- * passed: -EAGAIN, call it again.  The clock is read before each row,
- * one libdw evaluation of at most CFI_SCAN_FDE_WORK bytes of program, so a
- * step ends within that of its deadline.  The table is the one a single
+ * start: the file's headers checked (ELF header, program and section
+ * headers, the section names' header): O(headers); it keeps a dup of fd.
+ * 0 and *b, or cfi_table__build's -errno (after at most one line).
+ * step: goes on until the table is done (0, *t filled) or fails (-errno,
+ * as cfi_table__build), or the CLOCK_MONOTONIC time deadline_ns (0: none)
+ * is passed: -EAGAIN, call it again.  A step does one unit at least, and
+ * reads the clock before each unit but its first: 1 MiB of the section
+ * names or of the CFI section read (or inflated, for a compressed
+ * .debug_frame), 256 KiB of entries checked
+ * (cfi_scan), 8,192 FDEs sorted, 4,096 entries listed by libdw, or one
+ * row (one libdw evaluation of at most CFI_SCAN_FDE_WORK bytes of
+ * program), then libdw's handle ended, then the rest freed (at
+ * CFI_SCAN_MAX_ENTRIES and 64 MiB: 12 and 15 ms, the longest units).  So
+ * a step ends within a unit of its deadline.  The table is the one a single
  * cfi_table__build makes, wherever it was stopped.  free: NULL-safe, at
  * any point.
  */
