@@ -261,29 +261,57 @@ TEST(flamegraph_hostile_names)
 static int serve_fd[2];
 static pid_t serve_pid;
 
-/* One request answered with response, then pad bytes of 'x'. */
-static int serve_padded(const char *response, size_t pad)
+/* A listening loopback socket and serve_fd: the socket, its port in
+ * *port; -1 on failure. */
+static int serve_listen(int *port)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t sl = sizeof(sa);
 	int ls = socket(AF_INET, SOCK_STREAM, 0);
 
-	if (ls < 0 || bind(ls, (struct sockaddr *)&sa, sizeof(sa)) || listen(ls, 1) ||
+	if (ls < 0 || bind(ls, (struct sockaddr *)&sa, sizeof(sa)) || listen(ls, 4) ||
 	    getsockname(ls, (struct sockaddr *)&sa, &sl) || pipe(serve_fd))
+		return -1;
+	*port = ntohs(sa.sin_port);
+	return ls;
+}
+
+/* One request's head from connection c into req (up to size): its length. */
+static ssize_t serve_read(int c, char *req, size_t size)
+{
+	ssize_t n = 0, r;
+
+	while (c >= 0 && n < (ssize_t)size && !memmem(req, (size_t)n, "\r\n\r\n", 4) &&
+	       (r = read(c, req + n, size - (size_t)n)) > 0)
+		n += r;
+	return n;
+}
+
+/* One request answered with response, then pad bytes of 'x'; response
+ * NULL: never answered, and "\nAGAIN" added to the request read if
+ * another connection came in the next 3 s. */
+static int serve_padded(const char *response, size_t pad)
+{
+	int port, ls = serve_listen(&port);
+
+	if (ls < 0)
 		return -1;
 	serve_pid = fork();
 	if (serve_pid == 0) {
 		char req[8192];
-		ssize_t n = 0, r;
+		ssize_t r;
 		int c = accept(ls, NULL, NULL);
+		ssize_t n = serve_read(c, req, sizeof(req));
+		struct pollfd pf = { .fd = ls, .events = POLLIN };
 
-		while (c >= 0 && n < (ssize_t)sizeof(req) && !memmem(req, (size_t)n, "\r\n\r\n", 4) &&
-		       (r = read(c, req + n, sizeof(req) - (size_t)n)) > 0)
-			n += r;
 		signal(SIGPIPE, SIG_IGN);	/* a client that stops reading */
-		if (c >= 0 && write(c, response, strlen(response)) < 0)
+		if (!response && poll(&pf, 1, 3000) == 1 && n + 6 <= (ssize_t)sizeof(req)) {
+			memcpy(req + n, "\nAGAIN", 6);
+			n += 6;
+		}
+		if (response && c >= 0 && write(c, response, strlen(response)) < 0)
 			n = 0;
-		for (size_t at = 0; c >= 0 && at < pad;) {
+		for (size_t at = 0; response && c >= 0 && at < pad;) {
 			static char xs[65536];
 			size_t k = pad - at < sizeof(xs) ? pad - at : sizeof(xs);
 
@@ -299,7 +327,7 @@ static int serve_padded(const char *response, size_t pad)
 	}
 	close(ls);
 	close(serve_fd[1]);
-	return ntohs(sa.sin_port);
+	return port;
 }
 
 static int serve(const char *response)
@@ -388,36 +416,27 @@ TEST(store_credentials)
 	pbuf_free(&out);
 }
 
-/* A server that reads one request and never answers: the request, then
- * "\nAGAIN" if another connection came in the next 3 s. */
-static int serve_silent(void)
+/* "SELECT 1", or an insert, on the one-request server at port, three
+ * attempts (timeout: 0 the default); the error into err. */
+static int exec_on(int port, long timeout, bool insert, struct pbuf *out, char *err, size_t size)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t sl = sizeof(sa);
-	int ls = socket(AF_INET, SOCK_STREAM, 0);
+	char url[128];
+	struct ch_conn *c;
+	int rc = -1;
 
-	if (ls < 0 || bind(ls, (struct sockaddr *)&sa, sizeof(sa)) || listen(ls, 4) ||
-	    getsockname(ls, (struct sockaddr *)&sa, &sl) || pipe(serve_fd))
-		return -1;
-	serve_pid = fork();
-	if (serve_pid == 0) {
-		char req[8192];
-		ssize_t n = 0, r;
-		int c = accept(ls, NULL, NULL);
-		struct pollfd pf = { .fd = ls, .events = POLLIN };
-
-		while (c >= 0 && n < (ssize_t)sizeof(req) && !memmem(req, (size_t)n, "\r\n\r\n", 4) &&
-		       (r = read(c, req + n, sizeof(req) - (size_t)n)) > 0)
-			n += r;
-		if (write(serve_fd[1], req, (size_t)n) < 0)
-			_exit(1);
-		if (poll(&pf, 1, 3000) == 1 && write(serve_fd[1], "\nAGAIN", 6) < 0)
-			_exit(1);
-		_exit(0);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", port);
+	c = ch_conn__new(url);
+	CHECK(c != NULL);
+	if (c) {
+		ch_conn__set_retry(c, 3, 0);
+		if (timeout)
+			ch_conn__set_timeout(c, timeout);
+		rc = insert ? ch_conn__exec(c, "INSERT INTO t FORMAT TabSeparated", "1\n", 2, out)
+			    : ch_conn__exec(c, "SELECT 1", NULL, 0, out);
+		snprintf(err, size, "%s", ch_conn__error(c));
+		ch_conn__free(c);
 	}
-	close(ls);
-	close(serve_fd[1]);
-	return ntohs(sa.sin_port);
+	return rc;
 }
 
 /* A query sent and not answered in time is not sent again, and asks the
@@ -427,35 +446,20 @@ static int serve_silent(void)
 TEST(store_query_timeout)
 {
 	struct pbuf out = { 0 };
-	struct ch_conn *c;
-	char url[128];
-	char *req;
-	int port = serve_silent();
+	char err[320], *req;
+	int port = serve_padded(NULL, 0);
 
 	CHECK(port > 0);
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", port);
-	c = ch_conn__new(url);
-	CHECK(c != NULL);
-	if (c) {
-		ch_conn__set_retry(c, 3, 0);
-		ch_conn__set_timeout(c, 1);
-		CHECK_EQ(ch_conn__exec(c, "SELECT 1", NULL, 0, &out), -EAGAIN);
-		CHECK(strstr(ch_conn__error(c), "did not answer in 1 s"));
-		ch_conn__free(c);
-	}
+	CHECK_EQ(exec_on(port, 1, false, &out, err, sizeof(err)), -EAGAIN);
+	CHECK(strstr(err, "did not answer in 1 s"));
 	req = serve_done();
 	CHECK(strstr(req, "max_execution_time=1&"));
 	CHECK(!strstr(req, "AGAIN"));
 
 	/* an insert: no max_execution_time (its rows may take longer) */
 	port = serve("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", port);
-	c = ch_conn__new(url);
-	CHECK(c != NULL);
-	if (c) {
-		CHECK_EQ(ch_conn__exec(c, "INSERT INTO t FORMAT TabSeparated", "1\n", 2, &out), 0);
-		ch_conn__free(c);
-	}
+	CHECK(port > 0);
+	CHECK_EQ(exec_on(port, 0, true, &out, err, sizeof(err)), 0);
 	CHECK(!strstr(serve_done(), "max_execution_time"));
 	pbuf_free(&out);
 }
@@ -466,24 +470,14 @@ TEST(store_query_timeout)
  * recorder). */
 static int exec_answer(size_t bytes, bool insert, struct pbuf *out, char *err, size_t size)
 {
-	char url[128], head[160];
-	struct ch_conn *c;
-	int port, rc = -1;
+	char head[160];
+	int port, rc;
 
 	snprintf(head, sizeof(head), "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
 		 bytes);
 	port = serve_padded(head, bytes);
 	CHECK(port > 0);
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", port);
-	c = ch_conn__new(url);
-	CHECK(c != NULL);
-	if (c) {
-		ch_conn__set_retry(c, 3, 0);
-		rc = insert ? ch_conn__exec(c, "INSERT INTO t FORMAT TabSeparated", "1\n", 2, out)
-			    : ch_conn__exec(c, "SELECT 1", NULL, 0, out);
-		snprintf(err, size, "%s", ch_conn__error(c));
-		ch_conn__free(c);
-	}
+	rc = exec_on(port, 0, insert, out, err, size);
 	serve_done();
 	return rc;
 }

@@ -101,6 +101,17 @@ static void put_uneven_hosts(struct pbuf *b, const struct fleet_sel *sel, time_t
 	put_str(b, " GROUP BY host) USING host WHERE n != m OR m != u OR hp != hf");
 }
 
+/* " IN (the first commits of the uneven hosts' files from a's day on)" */
+static void put_uneven_first_commits(struct pbuf *b, const struct fleet_sel *sel, time_t a)
+{
+	put_fmt(b, " IN (SELECT host, file_id, argMin(push_id, pushed_ns) FROM precord_files_local WHERE date >= toDate(toDateTime(%lld))",
+		(long long)a);
+	fleet_sel__filters(sel, FLEET_SEL_HOST, b);
+	put_str(b, " AND host IN (");
+	put_uneven_hosts(b, sel, a);
+	put_str(b, ") GROUP BY host, file_id)");
+}
+
 /*
  * The push attempts with rows in [a, b) that are not their file's first
  * commit, on this shard: (host, file_id, push_id), or the hosts alone;
@@ -116,12 +127,8 @@ static void put_not_counted(struct pbuf *b, const struct fleet_sel *sel, time_t 
 	fleet_sel__filters(sel, FLEET_SEL_HOST, b);
 	put_str(b, " AND host IN (");
 	put_uneven_hosts(b, sel, a);
-	put_fmt(b, ") AND (host, file_id, push_id) NOT IN (SELECT host, file_id, argMin(push_id, pushed_ns) FROM precord_files_local WHERE date >= toDate(toDateTime(%lld))",
-		(long long)a);
-	fleet_sel__filters(sel, FLEET_SEL_HOST, b);
-	put_str(b, " AND host IN (");
-	put_uneven_hosts(b, sel, a);
-	put_str(b, ") GROUP BY host, file_id)");
+	put_str(b, ") AND (host, file_id, push_id) NOT");
+	put_uneven_first_commits(b, sel, a);
 }
 
 /*
@@ -136,12 +143,8 @@ static void put_nc_rows(struct pbuf *b, const struct fleet_sel *sel, time_t a, t
 	/* by host: the committed rows, of the uneven hosts' files only */
 	put_where(b, sel, a, z, false);
 	if (by_host) {
-		put_fmt(b, " AND (host, file_id, push_id) IN (SELECT host, file_id, argMin(push_id, pushed_ns) FROM precord_files_local WHERE date >= toDate(toDateTime(%lld))",
-			(long long)a);
-		fleet_sel__filters(sel, FLEET_SEL_HOST, b);
-		put_str(b, " AND host IN (");
-		put_uneven_hosts(b, sel, a);
-		put_str(b, ") GROUP BY host, file_id)");
+		put_str(b, " AND (host, file_id, push_id)");
+		put_uneven_first_commits(b, sel, a);
 	}
 	put_str(b, by_host ? " AND host IN (" : " AND (host, file_id, push_id) IN (");
 	put_not_counted(b, sel, a, z, by_host);
