@@ -197,7 +197,7 @@ static int exec_one(struct ch_conn *c, const char *sql, const void *body, size_t
 	char *q = curl_easy_escape(c->curl, sql, 0), limit[48] = "";
 	struct answer a = { out, body ? CH_ANSWER_MAX_INSERT : CH_ANSWER_MAX_QUERY, false };
 	char *url = NULL;
-	long status = 0;
+	long status = 0, sent = 0;	/* sent: the request's bytes */
 	CURLcode rc;
 
 	/* insert_distributed_sync: an INSERT into a Distributed table returns
@@ -254,7 +254,7 @@ static int exec_one(struct ch_conn *c, const char *sql, const void *body, size_t
 	}
 	out->len--;
 	if (rc == CURLE_OPERATION_TIMEDOUT && !body &&
-	    curl_easy_getinfo(c->curl, CURLINFO_REQUEST_SIZE, &status) == CURLE_OK && status > 0) {
+	    curl_easy_getinfo(c->curl, CURLINFO_REQUEST_SIZE, &sent) == CURLE_OK && sent > 0) {
 		/* sent, not answered: the server stopped it too; not retried */
 		c->stopped = true;
 		snprintf(c->err, sizeof(c->err), "ClickHouse at %s did not answer in %ld s; it stops the query too (max_execution_time): narrow it (--host, --since)",
