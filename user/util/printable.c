@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <string.h>
 
+static const char hex_digit[] = "0123456789abcdef";
+
 /* Length of the well-formed UTF-8 sequence at s (at most left bytes) that
  * is safe to show as is, or 0: overlong forms, surrogates, code points
  * past U+10FFFF, the C1 controls and U+FFFE/U+FFFF (not characters in
@@ -41,7 +43,6 @@ static size_t utf8_ok(const unsigned char *s, size_t left)
 
 const char *printable_mem(char *out, size_t n, const char *s, size_t len)
 {
-	static const char hex[] = "0123456789abcdef";
 	const unsigned char *p = (const unsigned char *)s;
 	size_t i = 0, o = 0;
 
@@ -65,8 +66,8 @@ const char *printable_mem(char *out, size_t n, const char *s, size_t len)
 		} else {
 			out[o++] = '\\';
 			out[o++] = 'x';
-			out[o++] = hex[p[i] >> 4];
-			out[o++] = hex[p[i] & 15];
+			out[o++] = hex_digit[p[i] >> 4];
+			out[o++] = hex_digit[p[i] & 15];
 			i++;
 		}
 	}
@@ -94,49 +95,74 @@ static size_t keep_len(const unsigned char *s, size_t left, const char *also)
 
 static void put_hex(FILE *f, unsigned char c)
 {
-	fprintf(f, "\\x%02x", c);
+	const char text[4] = { '\\', 'x', hex_digit[c >> 4], hex_digit[c & 15] };
+
+	fwrite(text, 1, sizeof(text), f);
+}
+
+/* Write p[*from..to) (a run of bytes kept as they are) in one call: a
+ * write per byte cost a flame graph of long names most of its time. */
+static void put_run(FILE *f, const unsigned char *p, size_t *from, size_t to)
+{
+	if (to > *from)
+		fwrite(p + *from, 1, to - *from, f);
+	*from = to;
 }
 
 int printable_fputs(FILE *f, const char *s, const char *also)
 {
 	const unsigned char *p = (const unsigned char *)(s ? s : "(null)");
-	size_t len = strlen((const char *)p);
+	size_t len = strlen((const char *)p), from = 0;
 
 	for (size_t i = 0; i < len;) {
 		size_t k = keep_len(p + i, len - i, also);
 
 		if (k) {
-			fwrite(p + i, 1, k, f);
 			i += k;
-		} else {
-			put_hex(f, p[i++]);
+			continue;
 		}
+		put_run(f, p, &from, i);
+		put_hex(f, p[i++]);
+		from = i;
 	}
+	put_run(f, p, &from, len);
 	return ferror(f) ? -EIO : 0;
+}
+
+/* The entity XML needs for the byte c, or NULL. */
+static const char *xml_entity(unsigned char c)
+{
+	switch (c) {
+	case '&': return "&amp;";
+	case '<': return "&lt;";
+	case '>': return "&gt;";
+	case '"': return "&quot;";
+	case '\'': return "&apos;";
+	default: return NULL;
+	}
 }
 
 int xml_fputs(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)(s ? s : "(null)");
-	size_t len = strlen((const char *)p);
+	size_t len = strlen((const char *)p), from = 0;
 
 	for (size_t i = 0; i < len;) {
 		size_t k = keep_len(p + i, len - i, NULL);
+		const char *entity = k == 1 ? xml_entity(p[i]) : NULL;
 
-		if (!k) {
-			put_hex(f, p[i++]);
+		if (k && !entity) {
+			i += k;
 			continue;
 		}
-		switch (k == 1 ? p[i] : 0) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&apos;", f); break;
-		default: fwrite(p + i, 1, k, f);
-		}
-		i += k;
+		put_run(f, p, &from, i);
+		if (entity)
+			fputs(entity, f);
+		else
+			put_hex(f, p[i]);
+		from = ++i;
 	}
+	put_run(f, p, &from, len);
 	return ferror(f) ? -EIO : 0;
 }
 
