@@ -7,6 +7,9 @@
 # FUZZ_ONLY=NAME (e.g. xray, jitdump_parse) runs that harness alone;
 # FUZZ_RUNS=N stops each harness after N executions instead of a time.
 # Each harness ends with one line: executions, seconds, executions/s.
+# tests/fuzz/fuzz_NAME.options (OSS-Fuzz's form: "[libfuzzer]", then
+# "key = value" lines) gives the harness's own libFuzzer flags, e.g. a
+# max_len that covers what the harness reads.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${FUZZ_SECONDS:-60}
@@ -24,10 +27,16 @@ for src in tests/fuzz/fuzz_${FUZZ_ONLY:-*}.c; do
 	clang -O1 -g -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser -Ibuild-fuzz \
 		-fsanitize=fuzzer $san "$src" build-fuzz/libprecord.a $libs -lpthread -o "$bin"
 	mkdir -p "build-fuzz/corpus/$name"
-	echo "== fuzzing $name (${limit[*]})"
+	own=()
+	if [[ -f tests/fuzz/fuzz_$name.options ]]; then
+		mapfile -t own < <(awk -F' *= *' '/^\[/ { on = ($0 == "[libfuzzer]"); next }
+			on && NF == 2 && $1 ~ /^[a-z_]+$/ { printf "-%s=%s\n", $1, $2 }' \
+			"tests/fuzz/fuzz_$name.options")
+	fi
+	echo "== fuzzing $name (${limit[*]}${own[*]:+ ${own[*]}})"
 	log=build-fuzz/fuzz_$name.log
 	t0=$(date +%s.%N)
-	if ! (cd build-fuzz && "./fuzz_$name" "${limit[@]}" -print_final_stats=1 \
+	if ! (cd build-fuzz && "./fuzz_$name" "${limit[@]}" "${own[@]}" -print_final_stats=1 \
 		"corpus/$name" "../tests/fuzz/corpus/$name" >"../$log" 2>&1); then
 		status=1
 		tail -30 "$log"
