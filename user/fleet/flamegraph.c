@@ -225,10 +225,18 @@ static int compare_names(const void *a, const void *b)
  * formats was a fifth of the writer's time, two thirds of it under the
  * fuzzer's sanitizers.  The bytes are printf's.
  */
+/*
+ * A part of a frame's text (what lies between its names) is at most
+ * LINE_PART bytes, its unit aside: line_part() makes room for a part, so
+ * that its appends need no check each (a fuzzer's build hooks every
+ * comparison, and these ran for every byte of the graph's numbers).
+ */
+#define LINE_PART	640
+
 struct line {
 	FILE *out;
 	size_t n;
-	char b[256];
+	char b[2 * LINE_PART];
 };
 
 static void line_flush(struct line *l)
@@ -237,42 +245,49 @@ static void line_flush(struct line *l)
 	l->n = 0;
 }
 
+static void line_part(struct line *l)
+{
+	if (sizeof(l->b) - l->n < LINE_PART)
+		line_flush(l);
+}
+
 static void line_put(struct line *l, const char *s, size_t len)
 {
-	if (len > sizeof(l->b) - l->n) {
-		line_flush(l);
-		if (len > sizeof(l->b)) {
-			fwrite(s, 1, len, l->out);
-			return;
-		}
-	}
 	memcpy(l->b + l->n, s, len);
 	l->n += len;
 }
 
 #define line_lit(l, s)	line_put(l, s, sizeof(s) - 1)
 
-static char *line_room(struct line *l)
+/* The unit, of any length: LINE_PART bytes of room left after it. */
+static void line_unit(struct line *l, const char *unit)
 {
-	if (sizeof(l->b) - l->n < NUMTEXT_MAX)
+	size_t len = strlen(unit);
+
+	if (len + LINE_PART > sizeof(l->b) - l->n) {
 		line_flush(l);
-	return l->b + l->n;
+		if (len + LINE_PART > sizeof(l->b)) {
+			fwrite(unit, 1, len, l->out);
+			return;
+		}
+	}
+	line_put(l, unit, len);
 }
 
 static void line_u64(struct line *l, uint64_t v)
 {
-	l->n += numtext_u64(line_room(l), v);
+	l->n += numtext_u64(l->b + l->n, v);
 }
 
 static void line_int(struct line *l, int v)
 {
-	l->n += numtext_i64(line_room(l), v);
+	l->n += numtext_i64(l->b + l->n, v);
 }
 
 /* "%.2f" */
 static void line_fixed2(struct line *l, double v)
 {
-	size_t k = numtext_fixed2(line_room(l), v);
+	size_t k = numtext_fixed2(l->b + l->n, v);
 
 	if (!k) {
 		line_flush(l);
@@ -304,14 +319,14 @@ static void put_values(const struct flame *f, const struct fnode *n, struct line
 		line_lit(l, " pts, ");
 		line_u64(l, n->value);
 		line_lit(l, " ");
-		line_put(l, f->unit, strlen(f->unit));
+		line_unit(l, f->unit);
 		line_lit(l, ")");
 		return;
 	}
 	line_lit(l, " (");
 	line_u64(l, n->value);
 	line_lit(l, " ");
-	line_put(l, f->unit, strlen(f->unit));
+	line_unit(l, f->unit);
 	line_lit(l, ", ");
 	line_fixed2(l, 100.0 * share_of(n->value, f->root.value));
 	line_lit(l, "%)");
@@ -322,7 +337,7 @@ static void put_values(const struct flame *f, const struct fnode *n, struct line
  * of every node under it on one path (the graph's node count is enough):
  * each node's sorted children at its start, the deeper nodes' after them.
  */
-static void write_node(const struct flame *f, const struct fnode *n, FILE *out, uint64_t x,
+static void write_node(const struct flame *f, const struct fnode *n, struct line *l, uint64_t x,
 		       int depth, int height, double scale, double full, const struct fnode **kids)
 {
 	size_t nr = 0, i;
@@ -330,7 +345,6 @@ static void write_node(const struct flame *f, const struct fnode *n, FILE *out, 
 	double w = (double)n->value * scale;
 	const char *name = n->name ? n->name : "all";
 	double left = FG_PAD_SIDE + (double)x * scale;
-	struct line l = { .out = out };
 	bool light_text = false;
 	int r, g, b;
 
@@ -345,48 +359,50 @@ static void write_node(const struct flame *f, const struct fnode *n, FILE *out, 
 	/* <g class="f" data-x="X" data-w="VALUE" data-d="DEPTH"><title>NAME
 	 * (VALUES)</title><rect x="LEFT" y="Y" width="W" height="15"
 	 * fill="rgb(R,G,B)" rx="2"/><text x="LEFT+3" y="Y"[ style]>NAME</text></g> */
-	line_lit(&l, "<g class=\"f\" data-x=\"");
-	line_u64(&l, x);
-	line_lit(&l, "\" data-w=\"");
-	line_u64(&l, n->value);
-	line_lit(&l, "\" data-d=\"");
-	line_int(&l, depth);
-	line_lit(&l, "\"><title>");
-	line_flush(&l);
-	xml_fputs(out, name);
-	put_values(f, n, &l);
-	line_lit(&l, "</title><rect x=\"");
-	line_fixed2(&l, left);
-	line_lit(&l, "\" y=\"");
-	line_int(&l, height - FG_PAD_BOTTOM - (depth + 1) * FG_FRAME_H);
-	line_lit(&l, "\" width=\"");
-	line_fixed2(&l, w);
-	line_lit(&l, "\" height=\"");
-	line_int(&l, FG_FRAME_H - 1);
-	line_lit(&l, "\" fill=\"rgb(");
-	line_int(&l, r);
-	line_lit(&l, ",");
-	line_int(&l, g);
-	line_lit(&l, ",");
-	line_int(&l, b);
-	line_lit(&l, ")\" rx=\"2\"/><text x=\"");
-	line_fixed2(&l, left + 3);
-	line_lit(&l, "\" y=\"");
-	line_int(&l, height - FG_PAD_BOTTOM - depth * FG_FRAME_H - 4);
-	line_lit(&l, "\"");
+	line_part(l);
+	line_lit(l, "<g class=\"f\" data-x=\"");
+	line_u64(l, x);
+	line_lit(l, "\" data-w=\"");
+	line_u64(l, n->value);
+	line_lit(l, "\" data-d=\"");
+	line_int(l, depth);
+	line_lit(l, "\"><title>");
+	line_flush(l);
+	xml_fputs(l->out, name);
+	line_part(l);
+	put_values(f, n, l);
+	line_lit(l, "</title><rect x=\"");
+	line_fixed2(l, left);
+	line_lit(l, "\" y=\"");
+	line_int(l, height - FG_PAD_BOTTOM - (depth + 1) * FG_FRAME_H);
+	line_lit(l, "\" width=\"");
+	line_fixed2(l, w);
+	line_lit(l, "\" height=\"");
+	line_int(l, FG_FRAME_H - 1);
+	line_lit(l, "\" fill=\"rgb(");
+	line_int(l, r);
+	line_lit(l, ",");
+	line_int(l, g);
+	line_lit(l, ",");
+	line_int(l, b);
+	line_lit(l, ")\" rx=\"2\"/><text x=\"");
+	line_fixed2(l, left + 3);
+	line_lit(l, "\" y=\"");
+	line_int(l, height - FG_PAD_BOTTOM - depth * FG_FRAME_H - 4);
+	line_lit(l, "\"");
 	if (light_text)
-		line_lit(&l, " style=\"fill:#fff\"");
-	line_lit(&l, ">");
-	line_flush(&l);
-	xml_fputs(out, name);
-	fputs("</text></g>\n", out);
+		line_lit(l, " style=\"fill:#fff\"");
+	line_lit(l, ">");
+	line_flush(l);
+	xml_fputs(l->out, name);
+	fputs("</text></g>\n", l->out);
 	/* children sorted by name, as FlameGraph does: the same graph for the
 	 * same stacks whatever order they came in */
 	for (const struct fnode *c = n->child; c; c = c->next)
 		kids[nr++] = c;
 	qsort(kids, nr, sizeof(*kids), compare_names);
 	for (i = 0; i < nr; i++) {
-		write_node(f, kids[i], out, cx, depth + 1, height, scale, full, kids + nr);
+		write_node(f, kids[i], l, cx, depth + 1, height, scale, full, kids + nr);
 		cx += kids[i]->value;
 	}
 }
@@ -446,6 +462,7 @@ int flame__write_svg(const struct flame *f, FILE *out, const char *title)
 	double full = FG_DIFF_FULL;
 	uint64_t vanished = 0;
 	const struct fnode **kids = malloc((f->nodes + 1) * sizeof(*kids));
+	struct line l = { .out = out };
 
 	if (!kids)
 		return -ENOMEM;
@@ -468,7 +485,7 @@ int flame__write_svg(const struct flame *f, FILE *out, const char *title)
 		FG_PAD_SIDE, FG_WIDTH - FG_PAD_SIDE, FG_WIDTH - FG_PAD_SIDE, height - 6);
 	if (f->diff)
 		write_diff_header(f, out, full, vanished);
-	write_node(f, &f->root, out, 0, 0, height, scale, full, kids);
+	write_node(f, &f->root, &l, 0, 0, height, scale, full, kids);
 	free(kids);
 	fputs("<script type=\"text/ecmascript\"><![CDATA[\n", out);
 	fprintf(out, "var W=%.1f,P=%.1f,T=%llu,", FG_WIDTH - 2 * FG_PAD_SIDE, FG_PAD_SIDE,

@@ -142,14 +142,33 @@ static const char *xml_entity(unsigned char c)
 	}
 }
 
+/* The ASCII bytes XML text and attributes take as they are: printable,
+ * but & < > " ' and the backslash (the NUL not: it ends a run). */
+static const bool xml_plain[256] = {
+	[0x20 ... 0x21] = true,			/* ' ' '!' */
+	[0x23 ... 0x25] = true,			/* '#' .. '%' */
+	[0x28 ... 0x3b] = true,			/* '(' .. ';' */
+	[0x3d] = true,				/* '=' */
+	[0x3f ... 0x5b] = true,			/* '?' .. '[' */
+	[0x5d ... 0x7e] = true,			/* ']' .. '~' */
+};
+
 int xml_fputs(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)(s ? s : "(null)");
 	size_t len = strlen((const char *)p), from = 0;
 
 	for (size_t i = 0; i < len;) {
-		size_t k = keep_len(p + i, len - i, NULL);
-		const char *entity = k == 1 ? xml_entity(p[i]) : NULL;
+		size_t k;
+		const char *entity;
+
+		/* plain ASCII a test a byte (p[len], the NUL, stops it) */
+		while (xml_plain[p[i]])
+			i++;
+		if (i == len)
+			break;
+		k = keep_len(p + i, len - i, NULL);
+		entity = k == 1 ? xml_entity(p[i]) : NULL;
 
 		if (k && !entity) {
 			i += k;
