@@ -18,7 +18,10 @@
  *    the one-shot table (libc, python3, the workloads, the fixtures, a
  *    file of the most expensive FDEs cfi_scan lets through, the hostile
  *    variants, a 64 MiB .eh_frame of reversed FDEs); freed after any
- *    step, it leaks nothing (ASan); its start reads headers only.
+ *    step, it leaks nothing (ASan); its start reads headers only;
+ *  - section names with no NUL after the last one (libelf's elf_strptr
+ *    scanned the table for each): the rows and about the CPU time of the
+ *    same file whose names end with a NUL.
  */
 #include <dwarf.h>
 #include <elf.h>
@@ -1256,6 +1259,145 @@ TEST(entries_capped)
 }
 
 /*
+ * Section names (.shstrtab) with no NUL after the last name.  libelf's
+ * elf_strptr, which found every section's name until precord read the
+ * table itself, checks that a name ends before the table does by looking
+ * for a NUL back from the table's end: with no NUL after its names, each
+ * name cost the table's size (2,012 sections and a 60 MiB table: 13.2 s,
+ * 8.6 s of CPU, at 247f3b4).  Here SHSTR_SECTIONS sections name a
+ * SHSTR_SIZE table whose bytes after the names are 'A's up to its last
+ * byte; its twin is the same file with that last byte a NUL.  Both must
+ * give the same table (one-shot and in steps), and the hostile one must
+ * cost no more CPU than a few times its twin's, measured in the same run.
+ * The 'A's are on disk: a hole reads as NULs, which would end libelf's
+ * scan at once.
+ */
+#define SHSTR_SECTIONS	2000u
+#define SHSTR_SIZE	(16u << 20)
+#define SHSTR_PAD_NAME	46	/* ".pad": after hu_elf_write's names */
+
+/* The hostile file at path: hu_elf_write's file, then the new table and
+ * SHSTR_SECTIONS section headers (hu's five, then ".pad"s of no bytes).
+ * Its descriptor (the table's last byte at *last), or -1. */
+static int shstr_file(const char *path, off_t *last)
+{
+	static const struct hu_elf o = { .nr_fdes = 16, .rows = 4, .id = 13 };
+	static const char names[] = "\0.text\0.note.gnu.build-id\0.eh_frame\0.shstrtab\0.pad";
+	unsigned char buf[8192], *fill = malloc(1u << 20);
+	size_t len = hu_elf_write(buf, sizeof(buf), &o);
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)buf;
+	Elf64_Shdr *sh = calloc(SHSTR_SECTIONS, sizeof(*sh));
+	off_t tab = (off_t)((len + 7) & ~(size_t)7), shoff = tab + SHSTR_SIZE;
+	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600), ok = 1;
+
+	if (fd < 0 || !fill || !sh || !len || sizeof(names) != SHSTR_PAD_NAME + 5) {
+		ok = 0;
+		goto out;
+	}
+	memcpy(sh, buf + eh->e_shoff, 5 * sizeof(*sh));
+	sh[4].sh_offset = (Elf64_Off)tab;
+	sh[4].sh_size = SHSTR_SIZE;
+	for (size_t i = 5; i < SHSTR_SECTIONS; i++)
+		sh[i] = (Elf64_Shdr){ .sh_name = SHSTR_PAD_NAME, .sh_type = SHT_PROGBITS,
+				      .sh_addralign = 1 };
+	eh->e_shoff = (Elf64_Off)shoff;
+	eh->e_shnum = SHSTR_SECTIONS;
+	ok &= pwrite(fd, buf, len, 0) == (ssize_t)len;
+	memset(fill, 'A', 1u << 20);
+	memcpy(fill, names, sizeof(names));
+	for (size_t off = 0; ok && off < SHSTR_SIZE; off += 1u << 20) {
+		ok &= pwrite(fd, fill, 1u << 20, tab + (off_t)off) == (ssize_t)(1u << 20);
+		memset(fill, 'A', sizeof(names));
+	}
+	ok &= pwrite(fd, sh, SHSTR_SECTIONS * sizeof(*sh), shoff) ==
+	      (ssize_t)(SHSTR_SECTIONS * sizeof(*sh));
+	*last = tab + SHSTR_SIZE - 1;
+out:
+	if (!ok && fd >= 0) {
+		close(fd);
+		fd = -1;
+	}
+	free(fill);
+	free(sh);
+	return fd;
+}
+
+static double cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* fd's table built at once three times (the first kept in t): the least
+ * CPU seconds one took. */
+static double build_cpu(int fd, const char *name, struct cfi_table *t)
+{
+	double best = 1e9;
+
+	for (int i = 0; i < 3; i++) {
+		struct cfi_table x;
+		double a = cpu_s();
+
+		CHECK_EQ(cfi_table__build(fd, name, MAX_ROWS, i ? &x : t), 0);
+		a = cpu_s() - a;
+		if (i)
+			cfi_table__free(&x);
+		best = a < best ? a : best;
+	}
+	return best;
+}
+
+TEST(shstrtab_without_nul)
+{
+	char dir[] = "/tmp/precord-shstr-XXXXXX", path[sizeof(dir) + 16];
+	struct cfi_table twin = { 0 }, t = { 0 };
+	double twin_s, s, bound;
+	struct stat st;
+	off_t last = 0;
+	int fd = -1;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/names", dir);
+	fd = shstr_file(path, &last);
+	CHECK(fd >= 0);
+	if (fd < 0)
+		goto out;
+	CHECK(!fstat(fd, &st) && st.st_blocks * 512 >= SHSTR_SIZE);	/* the 'A's on disk */
+	/* the twin: its table ends with a NUL */
+	CHECK_EQ(pwrite(fd, "", 1, last), 1);
+	twin_s = build_cpu(fd, "shstrtab-nul", &twin);
+	CHECK(twin.nr_rows > (size_t)16);	/* .eh_frame found by its name */
+	/* the hostile file: no NUL after ".pad" */
+	CHECK_EQ(pwrite(fd, "A", 1, last), 1);
+	s = build_cpu(fd, "shstrtab-no-nul", &t);
+	bound = 4 * twin_s + 0.05;	/* 50 ms: a tiny twin's noise */
+	printf("# .shstrtab of %u MiB, no NUL after its names, %u sections: %.1f ms of CPU; "
+	       "the same ending with a NUL: %.1f ms (bound %.1f ms); %zu rows\n",
+	       SHSTR_SIZE >> 20, SHSTR_SECTIONS, s * 1e3, twin_s * 1e3, bound * 1e3, t.nr_rows);
+	CHECK(s <= bound);
+	/* the same table */
+	CHECK_EQ(t.nr_rows, twin.nr_rows);
+	CHECK_EQ(t.nr_unsupported, twin.nr_unsupported);
+	CHECK_EQ(t.base, twin.base);
+	CHECK_EQ(t.nr_segs, twin.nr_segs);
+	CHECK_EQ(t.from_debug_frame, twin.from_debug_frame);
+	CHECK(t.nr_rows != twin.nr_rows ||
+	      !memcmp(t.rows, twin.rows, twin.nr_rows * sizeof(*twin.rows)));
+	CHECK(t.nr_segs != twin.nr_segs ||
+	      !memcmp(t.segs, twin.segs, twin.nr_segs * sizeof(*twin.segs)));
+	/* in steps too: the names read a MiB a step */
+	CHECK(steps_vs_once_fd(fd, "shstrtab-no-nul") > SHSTR_SIZE >> 20);
+	close(fd);
+out:
+	cfi_table__free(&t);
+	cfi_table__free(&twin);
+	unlink(path);
+	CHECK_EQ(rmdir(dir), 0);
+}
+
+/*
  * --build FILE: FILE's table built at once, "ms <wall ms> rows <rows>"
  * (tests/bats/hostile_unwind.bats: what a build costs on this machine
  * now, beside what a round of a recording ran past its budget).
@@ -1315,5 +1457,6 @@ int main(int argc, char **argv)
 	RUN(skipped_fde_overlapping);
 	RUN(compressed_debug_frame_in_steps);
 	RUN(entries_capped);
+	RUN(shstrtab_without_nul);
 	return HARNESS_DONE();
 }
