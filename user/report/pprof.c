@@ -53,7 +53,7 @@ struct pprof {
 	size_t nr_maps, maps_cap;
 	struct ploc {			/* a location and its line, grown as one */
 		PLocation loc;
-		PLine line;
+		PLine line, *line_ptr;	/* loc.line: &line_ptr, set by pack */
 	} *locs;
 	size_t nr_locs, locs_cap;
 	struct psample *samples;
@@ -198,7 +198,7 @@ static __u64 loc_id(struct pprof *b, const struct sym_frame *f, struct dso_ids *
 	}
 	l.id = b->nr_locs + 1;
 	l.address = f->ip;
-	b->locs[b->nr_locs++] = (struct ploc){ l, line };
+	b->locs[b->nr_locs++] = (struct ploc){ l, line, NULL };
 	*v = l.id;
 	return *v;
 }
@@ -310,19 +310,22 @@ static bool period_is_ns(__u32 type, __u64 config)
 	       (config == PERF_COUNT_SW_CPU_CLOCK || config == PERF_COUNT_SW_TASK_CLOCK);
 }
 
+/* One Sample message and what it points to. */
+struct psample_msg {
+	PSample s;
+	PLabel labels[2], *label_ptrs[2];
+	__s64 values[3];
+};
+
 /* Everything the Profile message points to, owned here. */
 struct packed {
 	PValueType types[3], period_type;
 	PValueType *type_ptrs[3];
-	PSample *samples;
+	struct psample_msg *samples;
 	PSample **sample_ptrs;
-	PLabel *labels;
-	PLabel **label_ptrs;
-	__s64 *values;
 	PFunction **fn_ptrs;
 	PMapping **map_ptrs;
 	PLocation **loc_ptrs;
-	PLine **line_ptrs;
 	__s64 comments[3];
 };
 
@@ -330,13 +333,9 @@ static void packed_free(struct packed *p)
 {
 	free(p->samples);
 	free(p->sample_ptrs);
-	free(p->labels);
-	free(p->label_ptrs);
-	free(p->values);
 	free(p->fn_ptrs);
 	free(p->map_ptrs);
 	free(p->loc_ptrs);
-	free(p->line_ptrs);
 }
 
 static int assemble(struct pprof *b, const struct profile_info *info, bool ns,
@@ -376,15 +375,10 @@ static int assemble(struct pprof *b, const struct profile_info *info, bool ns,
 
 	p->samples = calloc(ns_ + 1, sizeof(*p->samples));
 	p->sample_ptrs = calloc(ns_ + 1, sizeof(*p->sample_ptrs));
-	p->labels = calloc(2 * ns_ + 1, sizeof(*p->labels));
-	p->label_ptrs = calloc(2 * ns_ + 1, sizeof(*p->label_ptrs));
-	p->values = calloc(nv * ns_ + 1, sizeof(*p->values));
 	p->fn_ptrs = calloc(b->nr_fns + 1, sizeof(*p->fn_ptrs));
 	p->map_ptrs = calloc(b->nr_maps + 1, sizeof(*p->map_ptrs));
 	p->loc_ptrs = calloc(b->nr_locs + 1, sizeof(*p->loc_ptrs));
-	p->line_ptrs = calloc(b->nr_locs + 1, sizeof(*p->line_ptrs));
-	if (!p->samples || !p->sample_ptrs || !p->labels || !p->label_ptrs || !p->values ||
-	    !p->fn_ptrs || !p->map_ptrs || !p->loc_ptrs || !p->line_ptrs)
+	if (!p->samples || !p->sample_ptrs || !p->fn_ptrs || !p->map_ptrs || !p->loc_ptrs)
 		return -ENOMEM;
 	/* the labels' keys, interned where the first sample's were */
 	if (ns_) {
@@ -392,28 +386,28 @@ static int assemble(struct pprof *b, const struct profile_info *info, bool ns,
 		pid_key = str_id(b, "pid");
 	}
 	for (size_t i = 0; i < ns_; i++) {
-		PSample *s = &p->samples[i];
-		PLabel *l = &p->labels[2 * i];
+		struct psample_msg *m = &p->samples[i];
+		PSample *s = &m->s;
+		PLabel *l = m->labels;
 
 		*s = (PSample)PERFTOOLS__PROFILES__SAMPLE__INIT;
 		s->n_location_id = b->samples[i].nr;
 		s->location_id = (uint64_t *)b->samples[i].locs;	/* not written by pack */
-		p->values[nv * i] = (__s64)b->samples[i].count;
-		p->values[nv * i + 1] = (__s64)b->samples[i].period;
-		if (nv > 2)
-			p->values[nv * i + 2] = (__s64)b->samples[i].offcpu_ns;
+		m->values[0] = (__s64)b->samples[i].count;
+		m->values[1] = (__s64)b->samples[i].period;
+		m->values[2] = (__s64)b->samples[i].offcpu_ns;
 		s->n_value = nv;
-		s->value = (int64_t *)&p->values[nv * i];
+		s->value = (int64_t *)m->values;
 		l[0] = (PLabel)PERFTOOLS__PROFILES__LABEL__INIT;
 		l[1] = l[0];
 		l[0].key = comm_key;
 		l[0].str = b->samples[i].comm;
 		l[1].key = pid_key;
 		l[1].num = b->samples[i].pid;
-		p->label_ptrs[2 * i] = &l[0];
-		p->label_ptrs[2 * i + 1] = &l[1];
+		m->label_ptrs[0] = &l[0];
+		m->label_ptrs[1] = &l[1];
 		s->n_label = 2;
-		s->label = &p->label_ptrs[2 * i];
+		s->label = m->label_ptrs;
 		p->sample_ptrs[i] = s;
 	}
 	for (size_t i = 0; i < b->nr_fns; i++)
@@ -422,10 +416,10 @@ static int assemble(struct pprof *b, const struct profile_info *info, bool ns,
 		p->map_ptrs[i] = &b->maps[i];
 	for (size_t i = 0; i < b->nr_locs; i++) {
 		p->loc_ptrs[i] = &b->locs[i].loc;
-		p->line_ptrs[i] = &b->locs[i].line;
+		b->locs[i].line_ptr = &b->locs[i].line;
 		if (b->locs[i].line.function_id) {
 			b->locs[i].loc.n_line = 1;
-			b->locs[i].loc.line = &p->line_ptrs[i];
+			b->locs[i].loc.line = &b->locs[i].line_ptr;
 		}
 	}
 	if (b->err)
