@@ -158,31 +158,35 @@ static __u64 map_id(struct pprof *b, const __u64 key[5], bool has_functions)
  * looking up the mapping and the function first (new ones numbered in
  * the order of their frames), strings interned in the same order.
  */
-static __u64 loc_id(struct pprof *b, const struct sym_frame *f, struct dso_ids *c)
+static __u64 loc_id(struct pprof *b, const struct sym_frame *fp, struct dso_ids *c)
 {
+	/* f and its DSO's kernel flag read once (each read through a
+	 * pointer is a checked access in the fuzzers' build) */
+	const struct sym_frame f = *fp;
+	const bool kernel = f.dso->kernel, mapped = f.map_end || kernel;
 	PLocation l = PERFTOOLS__PROFILES__LOCATION__INIT;
 	PLine line = PERFTOOLS__PROFILES__LINE__INIT;
-	bool mapped = f->map_end || f->dso->kernel, added;
 	__u64 key[8] = { 0 };
+	bool added;
 	uint64_t *v;
 
-	dso_ids(b, f->dso, c);
+	dso_ids(b, f.dso, c);
 	/* key[0..4]: the mapping's key, kernel mappings with file offset 0
 	 * (perf's pgoff there is the address of _text); the build-id is in
 	 * it: two builds of one path mapped at one address (by two
 	 * processes) are two mappings */
 	key[3] = (__u64)c->name;
 	if (mapped) {
-		key[0] = f->map_start;
-		key[1] = f->map_end;
-		key[2] = f->dso->kernel ? 0 : f->map_pgoff;
+		key[0] = f.map_start;
+		key[1] = f.map_end;
+		key[2] = kernel ? 0 : f.map_pgoff;
 		if (c->build_id < 0)
-			c->build_id = str_id(b, f->dso->build_id);
+			c->build_id = str_id(b, f.dso->build_id);
 		key[4] = (__u64)c->build_id;
 	}
-	key[5] = f->ip;
-	key[6] = f->sym ? (__u64)str_id(b, f->sym) : 0;
-	key[7] = (mapped ? 1 : 0) | (f->sym ? 2 : 0);
+	key[5] = f.ip;
+	key[6] = f.sym ? (__u64)str_id(b, f.sym) : 0;
+	key[7] = (mapped ? 1 : 0) | (f.sym ? 2 : 0);
 	v = keymap_put(&b->loc_index, key, sizeof(key), &added);
 	if (!v) {
 		b->err = -ENOMEM;
@@ -190,14 +194,14 @@ static __u64 loc_id(struct pprof *b, const struct sym_frame *f, struct dso_ids *
 	}
 	if (!added)
 		return *v;
-	l.mapping_id = mapped ? map_id(b, key, f->sym) : 0;
-	line.function_id = f->sym ? fn_id(b, (__s64)key[6], (__s64)key[3]) : 0;
+	l.mapping_id = mapped ? map_id(b, key, f.sym) : 0;
+	line.function_id = f.sym ? fn_id(b, (__s64)key[6], (__s64)key[3]) : 0;
 	if (ARRAY_GROW(b->locs, b->locs_cap, b->nr_locs + 1)) {
 		b->err = -ENOMEM;
 		return 0;
 	}
 	l.id = b->nr_locs + 1;
-	l.address = f->ip;
+	l.address = f.ip;
 	b->locs[b->nr_locs++] = (struct ploc){ l, line, NULL };
 	*v = l.id;
 	return *v;

@@ -3,9 +3,9 @@
  * A hash map from byte-string keys (copied in) to u64 values: open
  * addressing, grows at 3/4 full.  For interning (names, build-ids, pids,
  * address pairs) where each key is looked up many times.  The copies of
- * the keys are packed into chunks (one allocation per 4 KiB of keys, a
- * key over 1 KiB alone; each copy 8-byte aligned), freed together by
- * keymap_free.
+ * the keys are packed into chunks (the first of 256 bytes, each next
+ * twice the last up to 4 KiB, a key over 1 KiB alone; each copy 8-byte
+ * aligned), freed together by keymap_free.
  */
 #ifndef PRECORD_UTIL_KEYMAP_H
 #define PRECORD_UTIL_KEYMAP_H
