@@ -211,7 +211,9 @@ int pprof__add(struct pprof *b, const struct profile_sample *s)
 {
 	struct psample *ps;
 	size_t n = s->nr_frames;
+	const struct sym_frame *frames = s->frames;
 	const void *key;
+	__u64 *sk;
 	bool added;
 	uint64_t *v;
 	struct dso_ids c = { 0 };
@@ -226,14 +228,16 @@ int pprof__add(struct pprof *b, const struct profile_sample *s)
 		return b->err = -ENOMEM;
 	comm = str_id(b, s->comm);
 
-	/* key: pid, comm, then the location ids, leaf first */
-	b->scratch[0] = s->pid;
-	b->scratch[1] = (__u64)comm;
+	/* key: pid, comm, then the location ids, leaf first (sk and
+	 * frames in locals: loc_id writes to *b) */
+	sk = b->scratch;
+	sk[0] = s->pid;
+	sk[1] = (__u64)comm;
 	for (size_t i = 0; i < n; i++)
-		b->scratch[2 + i] = loc_id(b, &s->frames[i], &c);
+		sk[2 + i] = loc_id(b, &frames[i], &c);
 	if (b->err)
 		return b->err;
-	v = keymap_put_copy(&b->sample_index, b->scratch, (n + 2) * sizeof(__u64), &added, &key);
+	v = keymap_put_copy(&b->sample_index, sk, (n + 2) * sizeof(__u64), &added, &key);
 	if (!v || (added && ARRAY_GROW(b->samples, b->samples_cap, b->nr_samples + 1)))
 		return b->err = -ENOMEM;
 	if (added) {
