@@ -36,7 +36,7 @@ typedef Perftools__Profiles__Label PLabel;
 typedef Perftools__Profiles__ValueType PValueType;
 
 struct psample {
-	__u64 *locs;
+	const __u64 *locs;		/* in sample_index's copy of the key */
 	size_t nr;
 	__u64 count, period;
 	__s64 comm, pid;
@@ -45,15 +45,17 @@ struct psample {
 
 struct pprof {
 	struct keymap str_index, fn_index, map_index, loc_index, sample_index;
-	char **strs;
+	char **strs;			/* str_index's copies (with their NUL) */
 	size_t nr_strs, strs_cap;
 	PFunction *fns;
 	size_t nr_fns, fns_cap;
 	PMapping *maps;
 	size_t nr_maps, maps_cap;
-	PLocation *locs;
-	PLine *lines;
-	size_t nr_locs, locs_cap, lines_cap;
+	struct ploc {			/* a location and its line, grown as one */
+		PLocation loc;
+		PLine line, *line_ptr;	/* loc.line: &line_ptr, set by pack */
+	} *locs;
+	size_t nr_locs, locs_cap;
 	struct psample *samples;
 	size_t nr_samples, samples_cap;
 	__u64 *scratch;			/* the key of one sample */
@@ -62,25 +64,23 @@ struct pprof {
 	int err;
 };
 
-/* The string table index of s (0 for ""). */
+/* The string table index of s (0 for ""): the table points at the
+ * index's copy of s, NUL included. */
 static __s64 str_id(struct pprof *b, const char *s)
 {
+	const void *copy;
 	bool added;
 	uint64_t *v;
 
 	if (!s || !*s)
 		return 0;
-	v = keymap_put(&b->str_index, s, strlen(s), &added);
+	v = keymap_put_copy(&b->str_index, s, strlen(s) + 1, &added, &copy);
 	if (!v || (added && ARRAY_GROW(b->strs, b->strs_cap, b->nr_strs + 1))) {
 		b->err = -ENOMEM;
 		return 0;
 	}
 	if (added) {
-		b->strs[b->nr_strs] = strdup(s);
-		if (!b->strs[b->nr_strs]) {
-			b->err = -ENOMEM;
-			return 0;
-		}
+		b->strs[b->nr_strs] = (char *)copy;
 		*v = b->nr_strs++;
 	}
 	return (__s64)*v;
@@ -101,10 +101,10 @@ static void dso_ids(struct pprof *b, const struct sym_dso *d, struct dso_ids *c)
 	c->build_id = -1;
 }
 
-/* dso: the string id of f's DSO name. */
-static __u64 fn_id(struct pprof *b, const struct sym_frame *f, __s64 dso)
+/* The function of symbol sym in DSO dso (string ids). */
+static __u64 fn_id(struct pprof *b, __s64 sym, __s64 dso)
 {
-	__s64 key[2] = { str_id(b, f->sym), dso };
+	__s64 key[2] = { sym, dso };
 	bool added;
 	uint64_t *v = keymap_put(&b->fn_index, key, sizeof(key), &added);
 	PFunction fn = PERFTOOLS__PROFILES__FUNCTION__INIT;
@@ -115,35 +115,22 @@ static __u64 fn_id(struct pprof *b, const struct sym_frame *f, __s64 dso)
 	}
 	if (added) {
 		fn.id = b->nr_fns + 1;
-		fn.name = fn.system_name = key[0];
-		fn.filename = key[1];
+		fn.name = fn.system_name = sym;
+		fn.filename = dso;
 		b->fns[b->nr_fns++] = fn;
 		*v = fn.id;
 	}
 	return *v;
 }
 
-/* The mapping of f (0 for none); kernel mappings get file offset 0
- * (perf's pgoff there is the address of _text). */
-static __u64 map_id(struct pprof *b, const struct sym_frame *f, struct dso_ids *c)
+/* The mapping of key: start, limit, file offset, string ids of the
+ * file's name and build-id. */
+static __u64 map_id(struct pprof *b, const __u64 key[5], bool has_functions)
 {
 	PMapping m = PERFTOOLS__PROFILES__MAPPING__INIT;
-	__u64 key[5];
 	bool added;
-	uint64_t *v;
+	uint64_t *v = keymap_put(&b->map_index, key, 5 * sizeof(*key), &added);
 
-	if (!f->map_end && !f->dso->kernel)
-		return 0;
-	/* the build-id is part of the key: two builds of one path mapped at
-	 * one address (by two processes) are two mappings */
-	key[0] = f->map_start;
-	key[1] = f->map_end;
-	key[2] = f->dso->kernel ? 0 : f->map_pgoff;
-	if (c->build_id < 0)
-		c->build_id = str_id(b, f->dso->build_id);
-	key[3] = (__u64)c->name;
-	key[4] = (__u64)c->build_id;
-	v = keymap_put(&b->map_index, key, sizeof(key), &added);
 	if (!v || (added && ARRAY_GROW(b->maps, b->maps_cap, b->nr_maps + 1))) {
 		b->err = -ENOMEM;
 		return 0;
@@ -158,40 +145,65 @@ static __u64 map_id(struct pprof *b, const struct sym_frame *f, struct dso_ids *
 		b->maps[b->nr_maps++] = m;
 		*v = m.id;
 	}
-	if (f->sym)
+	if (has_functions)
 		b->maps[*v - 1].has_functions = true;
 	return *v;
 }
 
-static __u64 loc_id(struct pprof *b, const struct sym_frame *f, struct dso_ids *c)
+/*
+ * A location is its mapping (none when f is outside every mapping of a
+ * user DSO), address, DSO name and function.  It is looked up by what
+ * makes those up, before its mapping and function are: a frame seen
+ * before costs one lookup instead of three.  The ids given are those of
+ * looking up the mapping and the function first (new ones numbered in
+ * the order of their frames), strings interned in the same order.
+ */
+static __u64 loc_id(struct pprof *b, const struct sym_frame *fp, struct dso_ids *c)
 {
+	/* f and its DSO's kernel flag read once (each read through a
+	 * pointer is a checked access in the fuzzers' build) */
+	const struct sym_frame f = *fp;
+	const bool kernel = f.dso->kernel, mapped = f.map_end || kernel;
 	PLocation l = PERFTOOLS__PROFILES__LOCATION__INIT;
 	PLine line = PERFTOOLS__PROFILES__LINE__INIT;
-	__u64 key[4];
+	__u64 key[8] = { 0 };
 	bool added;
 	uint64_t *v;
 
-	dso_ids(b, f->dso, c);
-	key[0] = map_id(b, f, c);
-	key[1] = f->ip;
-	key[2] = (__u64)c->name;
-	key[3] = f->sym ? fn_id(b, f, c->name) : 0;
+	dso_ids(b, f.dso, c);
+	/* key[0..4]: the mapping's key, kernel mappings with file offset 0
+	 * (perf's pgoff there is the address of _text); the build-id is in
+	 * it: two builds of one path mapped at one address (by two
+	 * processes) are two mappings */
+	key[3] = (__u64)c->name;
+	if (mapped) {
+		key[0] = f.map_start;
+		key[1] = f.map_end;
+		key[2] = kernel ? 0 : f.map_pgoff;
+		if (c->build_id < 0)
+			c->build_id = str_id(b, f.dso->build_id);
+		key[4] = (__u64)c->build_id;
+	}
+	key[5] = f.ip;
+	key[6] = f.sym ? (__u64)str_id(b, f.sym) : 0;
+	key[7] = (mapped ? 1 : 0) | (f.sym ? 2 : 0);
 	v = keymap_put(&b->loc_index, key, sizeof(key), &added);
-
-	if (!v || (added && (ARRAY_GROW(b->locs, b->locs_cap, b->nr_locs + 1) ||
-			     ARRAY_GROW(b->lines, b->lines_cap, b->nr_locs + 1)))) {
+	if (!v) {
 		b->err = -ENOMEM;
 		return 0;
 	}
-	if (added) {
-		l.id = b->nr_locs + 1;
-		l.mapping_id = key[0];
-		l.address = f->ip;
-		line.function_id = key[3];
-		b->locs[b->nr_locs] = l;
-		b->lines[b->nr_locs++] = line;
-		*v = l.id;
+	if (!added)
+		return *v;
+	l.mapping_id = mapped ? map_id(b, key, f.sym) : 0;
+	line.function_id = f.sym ? fn_id(b, (__s64)key[6], (__s64)key[3]) : 0;
+	if (ARRAY_GROW(b->locs, b->locs_cap, b->nr_locs + 1)) {
+		b->err = -ENOMEM;
+		return 0;
 	}
+	l.id = b->nr_locs + 1;
+	l.address = f.ip;
+	b->locs[b->nr_locs++] = (struct ploc){ l, line, NULL };
+	*v = l.id;
 	return *v;
 }
 
@@ -199,6 +211,9 @@ int pprof__add(struct pprof *b, const struct profile_sample *s)
 {
 	struct psample *ps;
 	size_t n = s->nr_frames;
+	const struct sym_frame *frames = s->frames;
+	const void *key;
+	__u64 *sk;
 	bool added;
 	uint64_t *v;
 	struct dso_ids c = { 0 };
@@ -213,23 +228,22 @@ int pprof__add(struct pprof *b, const struct profile_sample *s)
 		return b->err = -ENOMEM;
 	comm = str_id(b, s->comm);
 
-	/* key: pid, comm, then the location ids, leaf first */
-	b->scratch[0] = s->pid;
-	b->scratch[1] = (__u64)comm;
+	/* key: pid, comm, then the location ids, leaf first (sk and
+	 * frames in locals: loc_id writes to *b) */
+	sk = b->scratch;
+	sk[0] = s->pid;
+	sk[1] = (__u64)comm;
 	for (size_t i = 0; i < n; i++)
-		b->scratch[2 + i] = loc_id(b, &s->frames[i], &c);
+		sk[2 + i] = loc_id(b, &frames[i], &c);
 	if (b->err)
 		return b->err;
-	v = keymap_put(&b->sample_index, b->scratch, (n + 2) * sizeof(__u64), &added);
+	v = keymap_put_copy(&b->sample_index, sk, (n + 2) * sizeof(__u64), &added, &key);
 	if (!v || (added && ARRAY_GROW(b->samples, b->samples_cap, b->nr_samples + 1)))
 		return b->err = -ENOMEM;
 	if (added) {
 		ps = &b->samples[b->nr_samples];
-		*ps = (struct psample){ .nr = n, .comm = comm, .pid = s->pid };
-		ps->locs = malloc(n * sizeof(__u64));
-		if (!ps->locs)
-			return b->err = -ENOMEM;
-		memcpy(ps->locs, b->scratch + 2, n * sizeof(__u64));
+		*ps = (struct psample){ .nr = n, .comm = comm, .pid = s->pid,
+					.locs = (const __u64 *)key + 2 };
 		*v = b->nr_samples++;
 	}
 	ps = &b->samples[*v];
@@ -258,13 +272,13 @@ struct pprof *pprof__new(void)
 
 	if (!b)
 		return NULL;
-	b->strs = calloc(1, sizeof(*b->strs));	/* index 0 is "" */
-	b->strs_cap = b->nr_strs = 1;
-	if (!b->strs || !(b->strs[0] = strdup(""))) {
+	if (ARRAY_GROW(b->strs, b->strs_cap, 16)) {
 		pprof__free(b);
 		errno = ENOMEM;
 		return NULL;
 	}
+	b->strs[0] = (char *)"";	/* index 0 is "" */
+	b->nr_strs = 1;
 	return b;
 }
 
@@ -277,15 +291,10 @@ void pprof__free(struct pprof *b)
 	keymap_free(&b->map_index);
 	keymap_free(&b->loc_index);
 	keymap_free(&b->sample_index);
-	for (size_t i = 0; i < b->nr_strs; i++)
-		free(b->strs[i]);
 	free(b->strs);
 	free(b->fns);
 	free(b->maps);
 	free(b->locs);
-	free(b->lines);
-	for (size_t i = 0; i < b->nr_samples; i++)
-		free(b->samples[i].locs);
 	free(b->samples);
 	free(b->scratch);
 	free(b);
@@ -309,19 +318,22 @@ static bool period_is_ns(__u32 type, __u64 config)
 	       (config == PERF_COUNT_SW_CPU_CLOCK || config == PERF_COUNT_SW_TASK_CLOCK);
 }
 
+/* One Sample message and what it points to. */
+struct psample_msg {
+	PSample s;
+	PLabel labels[2], *label_ptrs[2];
+	__s64 values[3];
+};
+
 /* Everything the Profile message points to, owned here. */
 struct packed {
 	PValueType types[3], period_type;
 	PValueType *type_ptrs[3];
-	PSample *samples;
+	struct psample_msg *samples;
 	PSample **sample_ptrs;
-	PLabel *labels;
-	PLabel **label_ptrs;
-	__s64 *values;
 	PFunction **fn_ptrs;
 	PMapping **map_ptrs;
 	PLocation **loc_ptrs;
-	PLine **line_ptrs;
 	__s64 comments[3];
 };
 
@@ -329,19 +341,16 @@ static void packed_free(struct packed *p)
 {
 	free(p->samples);
 	free(p->sample_ptrs);
-	free(p->labels);
-	free(p->label_ptrs);
-	free(p->values);
 	free(p->fn_ptrs);
 	free(p->map_ptrs);
 	free(p->loc_ptrs);
-	free(p->line_ptrs);
 }
 
 static int assemble(struct pprof *b, const struct profile_info *info, bool ns,
 		    const char *in, PProfile *pr, struct packed *p)
 {
 	size_t ns_ = b->nr_samples, nv = info->offcpu_samples ? 3 : 2;
+	__s64 comm_key = 0, pid_key = 0;
 	char comment[512];
 
 	p->types[0] = (PValueType)PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
@@ -374,39 +383,39 @@ static int assemble(struct pprof *b, const struct profile_info *info, bool ns,
 
 	p->samples = calloc(ns_ + 1, sizeof(*p->samples));
 	p->sample_ptrs = calloc(ns_ + 1, sizeof(*p->sample_ptrs));
-	p->labels = calloc(2 * ns_ + 1, sizeof(*p->labels));
-	p->label_ptrs = calloc(2 * ns_ + 1, sizeof(*p->label_ptrs));
-	p->values = calloc(nv * ns_ + 1, sizeof(*p->values));
 	p->fn_ptrs = calloc(b->nr_fns + 1, sizeof(*p->fn_ptrs));
 	p->map_ptrs = calloc(b->nr_maps + 1, sizeof(*p->map_ptrs));
 	p->loc_ptrs = calloc(b->nr_locs + 1, sizeof(*p->loc_ptrs));
-	p->line_ptrs = calloc(b->nr_locs + 1, sizeof(*p->line_ptrs));
-	if (!p->samples || !p->sample_ptrs || !p->labels || !p->label_ptrs || !p->values ||
-	    !p->fn_ptrs || !p->map_ptrs || !p->loc_ptrs || !p->line_ptrs)
+	if (!p->samples || !p->sample_ptrs || !p->fn_ptrs || !p->map_ptrs || !p->loc_ptrs)
 		return -ENOMEM;
+	/* the labels' keys, interned where the first sample's were */
+	if (ns_) {
+		comm_key = str_id(b, "comm");
+		pid_key = str_id(b, "pid");
+	}
 	for (size_t i = 0; i < ns_; i++) {
-		PSample *s = &p->samples[i];
-		PLabel *l = &p->labels[2 * i];
+		struct psample_msg *m = &p->samples[i];
+		PSample *s = &m->s;
+		PLabel *l = m->labels;
 
 		*s = (PSample)PERFTOOLS__PROFILES__SAMPLE__INIT;
 		s->n_location_id = b->samples[i].nr;
-		s->location_id = (uint64_t *)b->samples[i].locs;
-		p->values[nv * i] = (__s64)b->samples[i].count;
-		p->values[nv * i + 1] = (__s64)b->samples[i].period;
-		if (nv > 2)
-			p->values[nv * i + 2] = (__s64)b->samples[i].offcpu_ns;
+		s->location_id = (uint64_t *)b->samples[i].locs;	/* not written by pack */
+		m->values[0] = (__s64)b->samples[i].count;
+		m->values[1] = (__s64)b->samples[i].period;
+		m->values[2] = (__s64)b->samples[i].offcpu_ns;
 		s->n_value = nv;
-		s->value = (int64_t *)&p->values[nv * i];
+		s->value = (int64_t *)m->values;
 		l[0] = (PLabel)PERFTOOLS__PROFILES__LABEL__INIT;
 		l[1] = l[0];
-		l[0].key = str_id(b, "comm");
+		l[0].key = comm_key;
 		l[0].str = b->samples[i].comm;
-		l[1].key = str_id(b, "pid");
+		l[1].key = pid_key;
 		l[1].num = b->samples[i].pid;
-		p->label_ptrs[2 * i] = &l[0];
-		p->label_ptrs[2 * i + 1] = &l[1];
+		m->label_ptrs[0] = &l[0];
+		m->label_ptrs[1] = &l[1];
 		s->n_label = 2;
-		s->label = &p->label_ptrs[2 * i];
+		s->label = m->label_ptrs;
 		p->sample_ptrs[i] = s;
 	}
 	for (size_t i = 0; i < b->nr_fns; i++)
@@ -414,11 +423,11 @@ static int assemble(struct pprof *b, const struct profile_info *info, bool ns,
 	for (size_t i = 0; i < b->nr_maps; i++)
 		p->map_ptrs[i] = &b->maps[i];
 	for (size_t i = 0; i < b->nr_locs; i++) {
-		p->loc_ptrs[i] = &b->locs[i];
-		p->line_ptrs[i] = &b->lines[i];
-		if (b->lines[i].function_id) {
-			b->locs[i].n_line = 1;
-			b->locs[i].line = &p->line_ptrs[i];
+		p->loc_ptrs[i] = &b->locs[i].loc;
+		b->locs[i].line_ptr = &b->locs[i].line;
+		if (b->locs[i].line.function_id) {
+			b->locs[i].loc.n_line = 1;
+			b->locs[i].loc.line = &b->locs[i].line_ptr;
 		}
 	}
 	if (b->err)
