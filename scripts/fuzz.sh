@@ -14,8 +14,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${FUZZ_SECONDS:-60}
 san="-fsanitize=address,undefined -fno-sanitize-recover=all"
+# the generic containers out of libFuzzer's coverage (see the file)
+ignore="-fsanitize-coverage-ignorelist=$PWD/tests/fuzz/coverage-ignore.txt"
 make --no-print-directory BUILD=build-fuzz CC=clang \
-	CFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link $san" \
+	CFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link $san $ignore" \
 	build-fuzz/libprecord.a
 libs=$(pkg-config --libs libbpf libelf libdw zlib libprotobuf-c libcurl libdebuginfod)
 status=0
