@@ -223,13 +223,10 @@ static int compare_names(const void *a, const void *b)
  * A frame's text is put together here without printf (util/numtext.h)
  * and written in one call per part: printf's parsing of the frames'
  * formats was a fifth of the writer's time, two thirds of it under the
- * fuzzer's sanitizers.  The bytes are printf's.
- */
-/*
- * A part of a frame's text (what lies between its names) is at most
- * LINE_PART bytes, its unit aside: line_part() makes room for a part, so
- * that its appends need no check each (a fuzzer's build hooks every
- * comparison, and these ran for every byte of the graph's numbers).
+ * fuzzer's sanitizers.  The bytes are printf's.  A part (what lies
+ * between a frame's names) is at most LINE_PART bytes, its unit aside:
+ * line_part() makes room for a part, so that its appends need no check
+ * each (a fuzzer's build hooks every comparison).
  */
 #define LINE_PART	640
 
